@@ -1,0 +1,187 @@
+"""The sparse offset index of one segment: Kafka's ``.index`` file.
+
+Layout (Kafka's ``OffsetIndex``): entries of 8 bytes, big-endian
+``(relative offset u32, file position u32)``; relative to the segment's base
+offset.  One entry is written whenever more than ``log.index.interval.bytes``
+were appended since the previous one, so a lookup lands within a few KiB of
+the wanted message and the rest is a short scan of message headers.
+
+The file is preallocated to ``log.index.size.max.bytes`` and memory-mapped
+with numpy, as Kafka mmaps it; it is trimmed to its entries on close.
+Searching a big-endian map with ``searchsorted`` would copy it on every call,
+so a native-endian mirror of the keys is kept in memory for lookups.
+
+Rules: an index is only a hint.  Whatever it says is checked against the log
+when loaded (``sane()``); a doubtful index is rebuilt from the log, never
+trusted.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+ENTRY_SIZE = 8
+_RESERVE_STEP = 64 * 1024
+_BE = np.dtype(">u4")
+
+
+class OffsetIndex:
+    """Sparse offset -> position index of one segment."""
+
+    def __init__(self, path: Path, base_offset: int, max_bytes: int = 10 * 1024 * 1024) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        self.capacity = max(1, max_bytes // ENTRY_SIZE)
+        path.touch(exist_ok=True)  # every segment has its .index, as in Kafka, even before an entry
+        existing = path.stat().st_size
+        entries = existing // ENTRY_SIZE
+        self._keys = np.zeros(max(16, entries), dtype=np.uint32)
+        self._positions = np.zeros(max(16, entries), dtype=np.uint32)
+        self.entries = 0
+        if entries:
+            raw = np.fromfile(path, dtype=_BE, count=entries * 2).reshape(-1, 2)
+            keys = raw[:, 0].astype(np.uint32)
+            positions = raw[:, 1].astype(np.uint32)
+            self.entries = _valid_prefix(keys, positions)
+            self._keys[: self.entries] = keys[: self.entries]
+            self._positions[: self.entries] = positions[: self.entries]
+        self._mm: np.memmap | None = None
+        self._allocated = self.entries * ENTRY_SIZE  # bytes known to have disk blocks
+        self._misaligned = existing % ENTRY_SIZE != 0
+
+    # ------------------------------------------------------------------ writing
+
+    def _map(self) -> np.memmap:
+        if self._mm is None:
+            with open(self.path, "ab") as f:
+                if f.tell() < self.capacity * ENTRY_SIZE:
+                    f.truncate(self.capacity * ENTRY_SIZE)
+            self._mm = np.memmap(self.path, dtype=_BE, mode="r+", shape=(self.capacity, 2))
+        return self._mm
+
+    def reserve(self) -> None:
+        """Make sure the next entry has real disk blocks behind it.
+
+        The preallocated file is sparse; writing a mapped page with no block
+        behind it on a full disk kills the process with SIGBUS instead of
+        raising.  So blocks are allocated ahead, in 64 KiB steps, and a full
+        disk shows up here as ``OSError(ENOSPC)``, before the segment writes
+        anything.
+        """
+        needed = (self.entries + 1) * ENTRY_SIZE
+        if needed <= self._allocated or self.full:
+            return
+        end = min(self.capacity * ENTRY_SIZE, max(needed, self._allocated + _RESERVE_STEP))
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            os.posix_fallocate(fd, self._allocated, end - self._allocated)
+        finally:
+            os.close(fd)
+        self._allocated = end
+
+    @property
+    def full(self) -> bool:
+        return self.entries >= self.capacity
+
+    def append(self, offset: int, position: int) -> None:
+        """Record that the message(s) starting at ``offset`` begin at ``position``."""
+        rel = offset - self.base_offset
+        if self.entries and rel <= int(self._keys[self.entries - 1]):
+            return  # keys stay strictly increasing; a repeat adds nothing
+        if self.full:
+            raise IndexError("offset index is full")
+        if self.entries == len(self._keys):
+            self._keys = np.resize(self._keys, len(self._keys) * 2)
+            self._positions = np.resize(self._positions, len(self._positions) * 2)
+        mm = self._map()
+        mm[self.entries] = (rel, position)
+        self._keys[self.entries] = rel
+        self._positions[self.entries] = position
+        self.entries += 1
+
+    def truncate_to_position(self, position: int) -> None:
+        """Drop entries pointing at or beyond ``position`` (after a log truncation)."""
+        keep = int(np.searchsorted(self._positions[: self.entries], np.uint32(position), side="left"))
+        if keep < self.entries:
+            mm = self._map()
+            mm[keep : self.entries] = 0
+            self.entries = keep
+
+    def reset(self) -> None:
+        """Forget every entry (before a rebuild)."""
+        if self.entries:
+            mm = self._map()
+            mm[: self.entries] = 0
+        self.entries = 0
+        self._misaligned = False
+
+    def flush(self) -> None:
+        if self._mm is not None:
+            self._mm.flush()
+
+    def close(self) -> None:
+        """Flush, unmap and trim the file to its entries (Kafka trims on close)."""
+        if self._mm is not None:
+            self._mm.flush()
+            del self._mm
+            self._mm = None
+        if self.path.exists():
+            with open(self.path, "r+b") as f:
+                f.truncate(self.entries * ENTRY_SIZE)
+
+    def delete(self) -> None:
+        if self._mm is not None:
+            del self._mm
+            self._mm = None
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+    # ------------------------------------------------------------------ reading
+
+    def lookup(self, offset: int) -> tuple[int, int]:
+        """``(offset, position)`` of the last entry at or before ``offset``, else the segment start."""
+        rel = offset - self.base_offset
+        if rel < 0 or not self.entries:
+            return self.base_offset, 0
+        if rel >= 1 << 32:
+            i = self.entries - 1
+        else:
+            i = int(np.searchsorted(self._keys[: self.entries], np.uint32(rel), side="right")) - 1
+        if i < 0:
+            return self.base_offset, 0
+        return self.base_offset + int(self._keys[i]), int(self._positions[i])
+
+    def last_entry(self) -> tuple[int, int]:
+        if not self.entries:
+            return self.base_offset, 0
+        return self.base_offset + int(self._keys[self.entries - 1]), int(self._positions[self.entries - 1])
+
+    def sane(self, log_size: int) -> bool:
+        """Whether the entries can be trusted against a log of ``log_size`` bytes."""
+        if self._misaligned:
+            return False
+        if not self.entries:
+            return True
+        return int(self._positions[self.entries - 1]) < log_size
+
+    def entries_array(self) -> np.ndarray:
+        """A copy of the ``(relative offset, position)`` pairs (for tests and tools)."""
+        return np.stack([self._keys[: self.entries], self._positions[: self.entries]], axis=1)
+
+
+def _valid_prefix(keys: np.ndarray, positions: np.ndarray) -> int:
+    """How many leading entries are well-formed: keys and positions strictly increasing.
+
+    A preallocated file that was not trimmed (unclean shutdown) ends in
+    zeros; the first entry that does not increase ends the index.
+    """
+    n = len(keys)
+    if n == 0 or positions[0] == 0:
+        return 0  # position 0 is never indexed (the segment start needs no entry): padding
+    bad = np.nonzero((np.diff(keys.astype(np.int64)) <= 0) | (np.diff(positions.astype(np.int64)) <= 0))[0]
+    return int(bad[0]) + 1 if len(bad) else n

@@ -1,0 +1,156 @@
+"""All partitions of the broker: Kafka's ``log.dirs`` layout.
+
+``<log dir>/<topic>-<partition>/`` per partition (topic names may contain
+``-``: the partition is what follows the last one).  A ``.kafka_cleanshutdown``
+file in a log dir, Kafka's own marker, says the broker stopped cleanly; when
+it is missing, every partition's last segment is validated and repaired on
+start.
+
+Rules: topic names follow Kafka's (``[a-zA-Z0-9._-]``, at most 249
+characters, not ``.`` or ``..``); this module refuses others so that no
+request can name a path outside the log directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+
+import trio
+
+from hmb.log.config import NEVER, LogConfig
+from hmb.log.partition import PartitionLog
+
+log = logging.getLogger(__name__)
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+_LEGAL = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+class InvalidTopicError(ValueError):
+    """A topic name Kafka would refuse (INVALID_TOPIC_EXCEPTION)."""
+
+
+def validate_topic_name(name: str) -> None:
+    if name in (".", "..") or not _LEGAL.fullmatch(name):
+        raise InvalidTopicError(
+            f"invalid topic name {name!r}: use 1-249 characters from [a-zA-Z0-9._-], not '.' or '..'"
+        )
+
+
+class LogManager:
+    """Owns every :class:`PartitionLog` of the broker."""
+
+    def __init__(self, log_dirs: list[Path], config: LogConfig) -> None:
+        self.log_dirs = [Path(d) for d in log_dirs]
+        self.config = config
+        self.topics: dict[str, list[PartitionLog]] = {}
+
+    # ---------------------------------------------------------------- loading
+
+    def load(self) -> None:
+        """Open every partition found in the log dirs."""
+        found: dict[str, dict[int, Path]] = {}
+        clean_dirs = set()
+        for d in self.log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+            marker = d / CLEAN_SHUTDOWN_FILE
+            if marker.exists():
+                clean_dirs.add(d)
+                marker.unlink()
+            for sub in d.iterdir():
+                if not sub.is_dir() or "-" not in sub.name:
+                    continue
+                topic, _, part = sub.name.rpartition("-")
+                if not part.isdigit():
+                    continue
+                try:
+                    validate_topic_name(topic)
+                except InvalidTopicError:
+                    log.warning("ignoring directory %s: not a topic-partition", sub)
+                    continue
+                found.setdefault(topic, {})[int(part)] = sub
+        started = time.monotonic()
+        for topic, parts in sorted(found.items()):
+            if sorted(parts) != list(range(len(parts))):
+                log.warning("topic %s has partitions %s: gaps are created empty", topic, sorted(parts))
+            count = max(parts) + 1
+            logs = []
+            for p in range(count):
+                directory = parts.get(p) or self._pick_dir() / f"{topic}-{p}"
+                clean = directory.parent in clean_dirs
+                logs.append(PartitionLog.open(directory, topic, p, self.config, clean=clean))
+            self.topics[topic] = logs
+        if found:
+            log.info(
+                "loaded %d topics, %d partitions in %.2fs%s",
+                len(found),
+                sum(len(v) for v in self.topics.values()),
+                time.monotonic() - started,
+                "" if len(clean_dirs) == len(self.log_dirs) else " (after an unclean shutdown)",
+            )
+
+    def _pick_dir(self) -> Path:
+        """The log dir holding the fewest partitions (Kafka's placement rule)."""
+        counts = {d: 0 for d in self.log_dirs}
+        for logs in self.topics.values():
+            for plog in logs:
+                if plog.directory.parent in counts:
+                    counts[plog.directory.parent] += 1
+        return min(self.log_dirs, key=lambda d: counts[d])
+
+    # ---------------------------------------------------------------- topics
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        logs = self.topics.get(topic)
+        if logs is None or not 0 <= partition < len(logs):
+            return None
+        return logs[partition]
+
+    def create_topic(self, topic: str, partitions: int) -> list[PartitionLog]:
+        """Create ``topic`` with ``partitions`` empty partitions (idempotent)."""
+        validate_topic_name(topic)
+        if topic in self.topics:
+            return self.topics[topic]
+        if partitions < 1:
+            raise ValueError("a topic needs at least one partition")
+        logs = [
+            PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, self.config, clean=True)
+            for p in range(partitions)
+        ]
+        self.topics[topic] = logs
+        log.info("created topic %s with %d partition(s)", topic, partitions)
+        return logs
+
+    def all_logs(self) -> list[PartitionLog]:
+        return [plog for logs in self.topics.values() for plog in logs]
+
+    # ---------------------------------------------------------------- background work
+
+    async def run_retention(self, interval_s: float, *, task_status=trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
+        """Apply retention every ``interval_s`` (log.retention.check.interval.ms)."""
+        task_status.started()
+        while True:
+            await trio.sleep(interval_s)
+            for plog in self.all_logs():
+                await plog.apply_retention()
+
+    async def run_flusher(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
+        """fsync on log.flush.interval.ms even when no append triggers it."""
+        task_status.started()
+        if self.config.flush_interval_ms >= NEVER:
+            return
+        while True:
+            await trio.sleep(self.config.flush_interval_ms / 1000)
+            for plog in self.all_logs():
+                await plog.flush()
+
+    def close(self) -> None:
+        """Flush and close everything, then mark the shutdown clean."""
+        for plog in self.all_logs():
+            plog.close()
+        for d in self.log_dirs:
+            (d / CLEAN_SHUTDOWN_FILE).touch()
+        log.info("log closed cleanly")

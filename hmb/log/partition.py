@@ -1,0 +1,311 @@
+"""One partition's log: its segments, appends, reads, retention and flushing.
+
+Rules of this module:
+
+* Offsets are assigned here, inside the partition's MVar, together with the
+  append: two producers can never be given the same offset, and an append
+  that fails (corrupt input, disk full) assigns nothing.
+* On one broker the high watermark is the log end offset: an append is
+  visible to fetches as soon as it is written.
+* Readers get file regions, not bytes: the network layer sends them with
+  ``os.sendfile``.  The segment stays open while pinned by a reader.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+from sortedcontainers import SortedDict
+
+from hmb.log.config import NEVER, LogConfig
+from hmb.log.segment import LogSegment, RecoveryReport
+from hmb.mvar import MVar
+from kproto.records import assign_offsets
+
+log = logging.getLogger(__name__)
+
+
+class RecordListTooLargeError(Exception):
+    """An append larger than a whole segment (Kafka's RECORD_LIST_TOO_LARGE)."""
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    base_offset: int
+    last_offset: int
+    count: int
+
+
+@dataclass(frozen=True)
+class FileRegion:
+    """``length`` bytes at ``position`` of an open segment file."""
+
+    segment: LogSegment
+    position: int
+    length: int
+
+    @property
+    def fd(self) -> int:
+        return self.segment.fd
+
+    def read(self) -> bytes:
+        """The bytes themselves (when zero-copy is not possible or wanted)."""
+        return os.pread(self.segment.fd, self.length, self.position)
+
+
+@dataclass
+class _State:
+    """What the MVar guards: the mutable part of the log."""
+
+    unflushed_messages: int = 0
+    last_flush: float = field(default_factory=time.monotonic)
+
+
+class OffsetOutOfRangeError(Exception):
+    """A fetch or seek outside ``[log_start_offset, high_watermark]``."""
+
+
+class PartitionLog:
+    """The log of ``topic``/``partition`` in ``directory``."""
+
+    def __init__(self, directory: Path, topic: str, partition: int, config: LogConfig) -> None:
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.config = config
+        self.segments: SortedDict = SortedDict()  # base offset -> LogSegment
+        self._state = MVar(_State())
+        self._appended = trio.Event()
+
+    # ---------------------------------------------------------------- opening
+
+    def _new_segment(self, base_offset: int) -> LogSegment:
+        return LogSegment(
+            self.directory,
+            base_offset,
+            index_interval_bytes=self.config.index_interval_bytes,
+            index_max_bytes=self.config.index_max_bytes,
+        )
+
+    @classmethod
+    def open(
+        cls, directory: Path, topic: str, partition: int, config: LogConfig, *, clean: bool
+    ) -> PartitionLog:
+        """Load (or create) the log; after an unclean shutdown, validate and repair the tail."""
+        directory.mkdir(parents=True, exist_ok=True)
+        self = cls(directory, topic, partition, config)
+        bases = sorted(int(p.stem) for p in directory.glob("*.log") if p.stem.isdigit())
+        for stale in directory.glob("*.index"):
+            if stale.stem.isdigit() and int(stale.stem) not in bases:
+                stale.unlink()
+        max_entry = config.max_message_bytes + 1024 * 1024 + config.segment_bytes
+        for i, base in enumerate(bases):
+            seg = self._new_segment(base)
+            last = i == len(bases) - 1
+            report: RecoveryReport | None
+            report = seg.recover(max_entry) if last and not clean else seg.load_tail(max_entry)
+            if report is not None:  # after a clean shutdown: load_tail found something to repair
+                self._log_recovery(seg, report)
+            self.segments[base] = seg
+        if not self.segments:
+            self.segments[0] = self._new_segment(0)
+        return self
+
+    def _log_recovery(self, seg: LogSegment, report: RecoveryReport) -> None:
+        if report.truncated_bytes:
+            log.warning(
+                "recovered %s-%d segment %s: %d valid entries, truncated %d bytes (%s), index rebuilt",
+                self.topic,
+                self.partition,
+                seg.log_path.name,
+                report.entries,
+                report.truncated_bytes,
+                report.reason,
+            )
+        else:
+            log.info(
+                "recovered %s-%d segment %s: %d valid entries, index rebuilt",
+                self.topic,
+                self.partition,
+                seg.log_path.name,
+                report.entries,
+            )
+
+    # ---------------------------------------------------------------- state
+
+    @property
+    def active(self) -> LogSegment:
+        return self.segments.peekitem(-1)[1]
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.segments.peekitem(0)[1].base_offset
+
+    @property
+    def high_watermark(self) -> int:
+        """Next offset to be written (= log end offset on a single broker)."""
+        return self.active.next_offset
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(seg.size for seg in self.segments.values())
+
+    def appended_event(self) -> trio.Event:
+        """An event set at the next append: long-polling fetches wait on it."""
+        return self._appended
+
+    # ---------------------------------------------------------------- writing
+
+    async def append(self, records: bytes | bytearray) -> AppendInfo:
+        """Validate ``records`` (a MessageSet), assign offsets and append.
+
+        Raises :class:`kproto.CorruptRecordError`,
+        :class:`kproto.records.RecordTooLargeError`,
+        :class:`RecordListTooLargeError` or ``OSError``; nothing is written
+        then.
+        """
+        if len(records) > self.config.segment_bytes:
+            raise RecordListTooLargeError(f"{len(records)} bytes exceed log.segment.bytes")
+        async with self._state.modify() as state:
+            base = self.high_watermark
+            result = assign_offsets(
+                bytearray(records), base, max_message_bytes=self.config.max_message_bytes
+            )
+            seg = self.active
+            if seg.size and (seg.size + len(result.buf) > self.config.segment_bytes or seg.index_full):
+                seg = await self._roll(base)
+            seg.append(result.buf, result.last_offset)
+            state.unflushed_messages += result.count
+            if self._flush_due(state):
+                await trio.to_thread.run_sync(seg.flush)
+                state.unflushed_messages = 0
+                state.last_flush = time.monotonic()
+        event, self._appended = self._appended, trio.Event()
+        event.set()
+        return AppendInfo(base, result.last_offset, result.count)
+
+    def _flush_due(self, state: _State) -> bool:
+        cfg = self.config
+        if state.unflushed_messages >= cfg.flush_interval_messages:
+            return True
+        if cfg.flush_interval_ms < NEVER:
+            return (time.monotonic() - state.last_flush) * 1000 >= cfg.flush_interval_ms
+        return False
+
+    async def _roll(self, base_offset: int) -> LogSegment:
+        old = self.active
+        await trio.to_thread.run_sync(old.flush)
+        old.index.close()  # trims the finished segment's index to its entries
+        seg = self._new_segment(base_offset)
+        seg.next_offset = base_offset
+        self.segments[base_offset] = seg
+        log.info("rolled %s-%d: new segment %s", self.topic, self.partition, seg.log_path.name)
+        return seg
+
+    async def flush(self) -> None:
+        """fsync the active segment (log.flush.interval.ms scheduler)."""
+        async with self._state.modify() as state:
+            if state.unflushed_messages:
+                await trio.to_thread.run_sync(self.active.flush)
+                state.unflushed_messages = 0
+                state.last_flush = time.monotonic()
+
+    # ---------------------------------------------------------------- reading
+
+    @contextmanager
+    def read(self, offset: int, max_bytes: int) -> Iterator[FileRegion | None]:
+        """The file region starting at the entry holding ``offset``, at most ``max_bytes`` long.
+
+        Yields ``None`` when ``offset`` is the high watermark (nothing yet);
+        raises :class:`OffsetOutOfRangeError` outside the log.  The region is
+        valid while the context is open.
+        """
+        hw = self.high_watermark
+        if offset < self.log_start_offset or offset > hw:
+            raise OffsetOutOfRangeError(
+                f"offset {offset} outside [{self.log_start_offset}, {hw}] of {self.topic}-{self.partition}"
+            )
+        if offset == hw or max_bytes <= 0:
+            yield None
+            return
+        idx = self.segments.bisect_right(offset) - 1
+        region = None
+        while idx < len(self.segments):
+            seg = self.segments.peekitem(idx)[1]
+            pos = seg.find_position(offset)
+            if pos is not None:
+                region = FileRegion(seg, pos, min(max_bytes, seg.size - pos))
+                break
+            idx += 1
+        if region is None:
+            yield None
+            return
+        with region.segment.pinned():
+            yield region
+
+    def offsets_before(self, timestamp: int, max_num_offsets: int) -> list[int]:
+        """Kafka 0.8's ``getOffsetsBefore``: segment start offsets by file time, newest first.
+
+        -1 (latest) starts from the log end offset, -2 (earliest) is the log
+        start offset.
+        """
+        pairs = [(seg.base_offset, seg.last_modified * 1000) for seg in self.segments.values()]
+        if self.active.size > 0:
+            pairs.append((self.high_watermark, time.time() * 1000))
+        if timestamp == -1:
+            start = len(pairs) - 1
+        elif timestamp == -2:
+            start = 0
+        else:
+            start = len(pairs) - 1
+            while start >= 0 and pairs[start][1] > timestamp:
+                start -= 1
+        count = min(max_num_offsets, start + 1)
+        return sorted((pairs[start - j][0] for j in range(max(0, count))), reverse=True)
+
+    # ---------------------------------------------------------------- retention
+
+    async def apply_retention(self, now: float | None = None) -> list[int]:
+        """Delete whole old segments past log.retention.ms / log.retention.bytes.
+
+        The active segment is never deleted.  Returns deleted base offsets.
+        """
+        now = time.time() if now is None else now
+        cfg = self.config
+        deleted: list[int] = []
+        async with self._state.modify():
+            total = self.size_bytes
+            while len(self.segments) > 1:
+                seg = self.segments.peekitem(0)[1]
+                too_old = cfg.retention_ms >= 0 and (now - seg.last_modified) * 1000 > cfg.retention_ms
+                too_big = cfg.retention_bytes >= 0 and total - seg.size >= cfg.retention_bytes
+                if not (too_old or too_big):
+                    break
+                self.segments.popitem(0)
+                total -= seg.size
+                seg.delete()
+                deleted.append(seg.base_offset)
+        if deleted:
+            log.info(
+                "retention deleted %d segment(s) of %s-%d; log starts at %d",
+                len(deleted),
+                self.topic,
+                self.partition,
+                self.log_start_offset,
+            )
+        return deleted
+
+    def close(self) -> None:
+        for seg in self.segments.values():
+            try:
+                seg.flush()
+            except OSError:
+                log.exception("flush of %s failed at close", seg.log_path)
+            seg.close()

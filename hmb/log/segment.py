@@ -1,0 +1,231 @@
+"""One segment: a ``.log`` file of entries and its ``.index``.
+
+Files are named by the segment's base offset as 20 zero-padded digits
+(``00000000000000368769.log``), exactly as Kafka names them, so the
+directory can be inspected with Kafka's own tools.
+
+Rules of this module:
+
+* An append writes all of its bytes or none: on a failed write (disk full)
+  the file is truncated back to where it was, so the log never holds half an
+  entry that a reader could see.
+* Reads hand out positions within the file for ``os.sendfile``; a segment
+  that retention removes while a read is in flight is closed only when the
+  last reader unpins it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from hmb.log.index import OffsetIndex
+from hmb.log.scan import HEADER_SIZE, BadEntry, Entry, entry_last_offset, iter_entries
+
+log = logging.getLogger(__name__)
+
+_PEEK = 27  # enough bytes to know any entry's last offset
+
+
+def segment_name(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+@dataclass(frozen=True)
+class RecoveryReport:
+    """What recovery found in one segment."""
+
+    entries: int
+    truncated_bytes: int
+    reason: str | None
+    index_rebuilt: bool
+
+
+class LogSegment:
+    """A ``.log``/``.index`` pair starting at ``base_offset``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        *,
+        index_interval_bytes: int = 4096,
+        index_max_bytes: int = 10 * 1024 * 1024,
+    ) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.log_path = directory / (segment_name(base_offset) + ".log")
+        self.index_path = directory / (segment_name(base_offset) + ".index")
+        self.index_interval_bytes = index_interval_bytes
+        self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self.fd).st_size
+        # A log without its index file (deleted, lost) gets it rebuilt at load, as in Kafka.
+        # OffsetIndex creates the file with the segment, so a healthy segment always has one.
+        self.index_missing = not self.index_path.exists()
+        self.index = OffsetIndex(self.index_path, base_offset, index_max_bytes)
+        self.next_offset = base_offset  # set properly by load_tail() / recover()
+        self._bytes_since_index = 0
+        self._pins = 0
+        self._deleted = False
+        self.created = time.time()
+
+    # ---------------------------------------------------------------- loading
+
+    def recover(self, max_entry: int) -> RecoveryReport:
+        """Validate every entry, truncate a torn or corrupt tail, rebuild the index."""
+        self.index.reset()
+        self._bytes_since_index = 0
+        entries = 0
+        good_end = 0
+        reason = None
+        last = self.base_offset - 1
+        for item in iter_entries(self.fd, 0, self.size, validate=True, max_entry=max_entry):
+            if isinstance(item, BadEntry):
+                reason = item.reason
+                break
+            if item.last_offset < self.base_offset:
+                reason = f"offset {item.last_offset} below segment base {self.base_offset}"
+                break
+            self._index_entry(item.last_offset, item.position, item.size)
+            entries += 1
+            good_end = item.position + item.size
+            last = item.last_offset
+        truncated = self.size - good_end
+        if truncated:
+            os.ftruncate(self.fd, good_end)
+            self.size = good_end
+        self.next_offset = last + 1
+        return RecoveryReport(entries, truncated, reason if truncated else None, True)
+
+    def load_tail(self, max_entry: int) -> RecoveryReport | None:
+        """Cheap load after a clean shutdown: trust the index, walk from its last entry.
+
+        Returns ``None`` when that worked, or falls back to :meth:`recover`
+        (and returns its report) when the index or the tail look wrong.
+        """
+        if not self.index.sane(self.size) or (self.index_missing and self.size):
+            return self.recover(max_entry)
+        _off, pos = self.index.last_entry()
+        last = self.base_offset - 1
+        # The walk covers about one index interval: checking CRCs there costs nothing and
+        # keeps a corrupt tail from being served even when the marker says "clean".
+        for item in iter_entries(self.fd, pos, self.size, validate=True, max_entry=max_entry):
+            if isinstance(item, BadEntry):
+                return self.recover(max_entry)
+            last = item.last_offset
+        self.next_offset = last + 1
+        self._bytes_since_index = self.size - pos
+        return None
+
+    # ---------------------------------------------------------------- writing
+
+    def _index_entry(self, last_offset: int, position: int, size: int) -> None:
+        if self._bytes_since_index > self.index_interval_bytes and not self.index.full:
+            self.index.append(last_offset, position)
+            self._bytes_since_index = 0
+        self._bytes_since_index += size
+
+    def append(self, data: bytes | bytearray | memoryview, last_offset: int) -> int:
+        """Append entries ending at ``last_offset``; returns their file position.
+
+        All or nothing: on ``OSError`` the file is cut back and the error
+        re-raised for the caller to turn into an error code.
+        """
+        position = self.size
+        self.index.reserve()  # a full disk fails here, before the log is touched
+        view = memoryview(data)
+        written = 0
+        try:
+            while written < len(view):
+                written += os.write(self.fd, view[written:])
+        except OSError:
+            try:
+                os.ftruncate(self.fd, position)
+            except OSError:  # pragma: no cover - nothing better to do; recovery will cut it
+                log.exception("could not truncate %s after a failed append", self.log_path)
+            raise
+        self.size += written
+        self._index_entry(last_offset, position, written)
+        self.next_offset = last_offset + 1
+        return position
+
+    @property
+    def index_full(self) -> bool:
+        return self.index.full
+
+    def flush(self) -> None:
+        os.fsync(self.fd)
+        self.index.flush()
+
+    def truncate_to(self, position: int, next_offset: int) -> None:
+        """Cut the log at ``position`` (used by tests and recovery tools)."""
+        os.ftruncate(self.fd, position)
+        self.size = position
+        self.index.truncate_to_position(position)
+        self.next_offset = next_offset
+
+    # ---------------------------------------------------------------- reading
+
+    def find_position(self, offset: int) -> int | None:
+        """File position of the first entry whose last offset is >= ``offset``."""
+        _off, pos = self.index.lookup(offset)
+        while pos < self.size:
+            head = os.pread(self.fd, _PEEK, pos)
+            if len(head) < HEADER_SIZE + 5:
+                return None
+            if entry_last_offset(head) >= offset:
+                return pos
+            pos += HEADER_SIZE + int.from_bytes(head[8:12], "big", signed=True)
+        return None
+
+    def entries(self, start: int = 0) -> Iterator[Entry | BadEntry]:
+        return iter_entries(self.fd, start, self.size, validate=False)
+
+    @contextmanager
+    def pinned(self) -> Iterator[LogSegment]:
+        """Keep the file open for the duration of a read."""
+        self._pins += 1
+        try:
+            yield self
+        finally:
+            self._pins -= 1
+            if self._deleted and self._pins == 0:
+                self._close_fd()
+
+    @property
+    def last_modified(self) -> float:
+        try:
+            return os.fstat(self.fd).st_mtime
+        except OSError:
+            return self.created
+
+    # ---------------------------------------------------------------- closing
+
+    def _close_fd(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def close(self) -> None:
+        self.index.close()
+        if self._pins == 0:
+            self._close_fd()
+
+    def delete(self) -> None:
+        """Remove both files; the descriptor stays valid for pinned readers."""
+        self._deleted = True
+        self.index.delete()
+        try:
+            os.unlink(self.log_path)
+        except FileNotFoundError:
+            pass
+        if self._pins == 0:
+            self._close_fd()
+
+    def __repr__(self) -> str:
+        return f"<LogSegment {self.log_path.name} size={self.size} next={self.next_offset}>"
