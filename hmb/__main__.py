@@ -1,0 +1,16 @@
+"""``python -m hmb serve [options]``: the same as ``hmb serve``."""
+
+from __future__ import annotations
+
+import sys
+
+from hmb.cli import main
+
+USAGE = "usage: python -m hmb serve [options]   (python -m hmb serve --help for the options)"
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if not args or args[0] != "serve":
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(args[1:], prog="python -m hmb serve"))

@@ -1,0 +1,72 @@
+"""Produce: validate and append each partition's records, answer per partition.
+
+Errors are per partition (Kafka's codes); one bad partition never fails the
+others.  With ``acks == 0`` nothing is sent back, not even errors, as Kafka
+does; the broker still logs them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
+from hmb.log.partition import RecordListTooLargeError
+from kproto import ApiKey, CorruptRecordError, ErrorCode
+from kproto.records import RecordTooLargeError
+
+API_KEY = ApiKey.PRODUCE
+VERSIONS = (0, 0)
+
+log = logging.getLogger(__name__)
+
+
+async def _append(ctx: RequestContext, topic: str, partition: int, records: bytes | None) -> tuple[int, int]:
+    plog = ctx.broker.logs.get(topic, partition)
+    if plog is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+    if not records:
+        return ErrorCode.NONE, -1
+    try:
+        info = await plog.append(records)
+    except RecordTooLargeError:
+        return ErrorCode.MESSAGE_TOO_LARGE, -1
+    except CorruptRecordError as exc:
+        log.info("corrupt records for %s-%d from %s: %s", topic, partition, ctx.peer, exc)
+        return ErrorCode.CORRUPT_MESSAGE, -1
+    except RecordListTooLargeError:
+        return ErrorCode.RECORD_LIST_TOO_LARGE, -1
+    except OSError as exc:
+        log.error("append to %s-%d failed: %s", topic, partition, exc)
+        # Produce < v4 clients do not know KAFKA_STORAGE_ERROR; Kafka sends them this one.
+        code = ErrorCode.KAFKA_STORAGE_ERROR if ctx.request.version >= 4 else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return code, -1
+    return ErrorCode.NONE, info.base_offset
+
+
+async def handle(ctx: RequestContext) -> Reply:
+    body = ctx.request.body
+    acks = body.acks
+    responses: list[dict[str, Any]] = []
+    for topic in body.topic_data:
+        partitions = []
+        for pd in topic.partition_data:
+            code: int
+            if acks not in (0, 1, -1):
+                code, base = ErrorCode.INVALID_REQUIRED_ACKS, -1
+            else:
+                code, base = await _append(ctx, topic.name, pd.index, pd.records)
+            partitions.append({"index": pd.index, "error_code": code, "base_offset": base})
+        responses.append({"name": topic.name, "partition_responses": partitions})
+    if acks == 0:
+        failed = [
+            (t["name"], p["index"], ErrorCode(p["error_code"]).name)
+            for t in responses
+            for p in t["partition_responses"]
+            if p["error_code"]
+        ]
+        if failed:
+            # Kafka closes the socket: with acks=0 that is the producer's only sign of failure.
+            raise CloseConnection(f"produce with acks=0 failed: {failed[:3]}")
+        return NO_RESPONSE
+    return {"responses": responses}

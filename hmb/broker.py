@@ -1,0 +1,79 @@
+"""The broker: the log, the committed offsets and the listener, in one nursery.
+
+``Broker.run`` is a trio task that reports the bound address through
+``task_status`` once everything is loaded and listening; cancelling it stops
+the listener and closes the log cleanly (flush, trim indexes, write the
+clean-shutdown marker).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import trio
+
+from hmb import __version__
+from hmb.config import BrokerConfig, Listener
+from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
+from hmb.groups.offsets import OffsetStore
+from hmb.log.manager import LogManager
+from hmb.net.server import serve
+
+log = logging.getLogger(__name__)
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.logs = LogManager(list(config.log_dirs), config.log)
+        self._offsets: OffsetStore | None = None
+        self.bound: tuple[str, int] | None = None
+
+    def advertised(self) -> Listener:
+        """The address clients are told: advertised.listeners, else the bound listener."""
+        if self.config.advertised is not None:
+            return self.config.advertised
+        host, port = self.bound or (self.config.listener.host, self.config.listener.port)
+        if host in ("0.0.0.0", "::", ""):
+            host = socket.getfqdn()
+        return Listener(host, port)
+
+    @property
+    def offsets(self) -> OffsetStore:
+        assert self._offsets is not None, "Broker.open() first"
+        return self._offsets
+
+    def open(self) -> None:
+        """Load every partition and the committed offsets."""
+        self.logs.load()
+        plog = self.logs.get(OFFSETS_TOPIC, 0) or self.logs.create_topic(OFFSETS_TOPIC, 1)[0]
+        self._offsets = OffsetStore(plog)
+        loaded = self._offsets.load()
+        if loaded:
+            log.info("loaded %d committed-offset records from %s", loaded, OFFSETS_TOPIC)
+
+    def close(self) -> None:
+        self.logs.close()
+
+    async def run(self, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED) -> None:
+        self.open()
+        try:
+            async with trio.open_nursery() as nursery:
+                host, port = await nursery.start(serve, self)
+                self.bound = (host, port)
+                await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
+                await nursery.start(self.logs.run_flusher)
+                adv = self.advertised()
+                log.info(
+                    "hmb %s listening on %s:%d (advertised %s:%d), data in %s",
+                    __version__,
+                    host,
+                    port,
+                    adv.host,
+                    adv.port,
+                    ", ".join(str(d.resolve()) for d in self.config.log_dirs),
+                )
+                task_status.started((host, port))
+        finally:
+            self.close()

@@ -1,0 +1,121 @@
+"""``hmb serve``: run the broker from flags and/or a Kafka ``server.properties``.
+
+Precedence, lowest first: Kafka's defaults, ``--config`` file, ``--override``
+settings, the dedicated flags (``--listen``, ``--data-dir`` ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import trio
+
+from hmb import __version__
+from hmb.broker import Broker
+from hmb.config import BrokerConfig, ConfigError, from_properties, parse_listener, read_properties_file
+
+log = logging.getLogger("hmb")
+
+
+def build_parser(prog: str = "hmb serve") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description=(
+            "Run the hmb broker: a single Kafka-compatible broker on this machine. "
+            "Kafka clients connect to the --listen address; data lives in --data-dir "
+            "in Kafka's on-disk layout. Stop it with Ctrl-C (SIGINT) or SIGTERM: it "
+            "flushes and closes the log before exiting."
+        ),
+        epilog=(
+            "Settings use Kafka's names (server.properties): listeners, advertised.listeners, "
+            "log.dirs, num.partitions, auto.create.topics.enable, log.segment.bytes, "
+            "log.index.interval.bytes, log.retention.hours, log.retention.bytes, "
+            "log.flush.interval.messages, log.flush.interval.ms, message.max.bytes, "
+            "socket.request.max.bytes and more; unknown ones are reported and ignored."
+        ),
+    )
+    p.add_argument("--config", metavar="FILE", type=Path, help="a Kafka-style server.properties file")
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="address to listen on (default 127.0.0.1:9092; port 0 = any free port)",
+    )
+    p.add_argument(
+        "--advertise", metavar="HOST:PORT", help="address clients are told to use (default: --listen)"
+    )
+    p.add_argument(
+        "--data-dir", metavar="DIR", help="where partitions are stored (log.dirs; default ./hmb-data)"
+    )
+    p.add_argument(
+        "--override",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="set any Kafka-named setting, e.g. --override num.partitions=3 (repeatable)",
+    )
+    p.add_argument(
+        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="logging verbosity"
+    )
+    p.add_argument("--version", action="version", version=f"hmb {__version__}")
+    return p
+
+
+def config_from_args(ns: argparse.Namespace) -> BrokerConfig:
+    # The file and the overrides form one property set, so Kafka's own precedence
+    # among related keys (log.retention.ms over .minutes over .hours) still holds.
+    props = read_properties_file(ns.config) if ns.config is not None else {}
+    for item in ns.override:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--override expects KEY=VALUE, got {item!r}")
+        props[key.strip()] = value.strip()
+    cfg = from_properties(props) if props else BrokerConfig()
+    if ns.listen:
+        cfg = replace(cfg, listener=parse_listener(ns.listen, "--listen"))
+    if ns.advertise:
+        cfg = replace(cfg, advertised=parse_listener(ns.advertise, "--advertise"))
+    if ns.data_dir:
+        cfg = replace(cfg, log_dirs=(Path(ns.data_dir),))
+    return cfg
+
+
+async def run(config: BrokerConfig) -> None:
+    broker = Broker(config)
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(broker.run)
+
+            async def stop_on_signal() -> None:
+                async for sig in signals:
+                    log.info("received %s, shutting down", signal.Signals(sig).name)
+                    nursery.cancel_scope.cancel()
+                    return
+
+            nursery.start_soon(stop_on_signal)
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "hmb serve") -> int:
+    ns = build_parser(prog).parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, ns.log_level),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        config = config_from_args(ns)
+    except ConfigError as exc:
+        print(f"hmb serve: {exc}", file=sys.stderr)
+        return 2
+    try:
+        trio.run(run, config)
+    except OSError as exc:
+        print(f"hmb serve: {exc}", file=sys.stderr)
+        return 1
+    log.info("stopped")
+    return 0

@@ -1,0 +1,1 @@
+"""Consumer-group state kept by the broker: committed offsets (and, later, membership)."""

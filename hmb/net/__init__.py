@@ -1,0 +1,1 @@
+"""The network layer: a trio listener and one task group per connection."""
