@@ -1,0 +1,230 @@
+"""What the client knows of the cluster: brokers, topics, leaders, and the connections.
+
+Bootstrap tries each ``host:port`` in turn until one answers Metadata; the
+cache is refreshed when a request fails with a leader or topic error
+(``refresh_needed``), never on a timer alone.  Connections to a node are
+made on demand and re-made after a failure with exponential backoff
+(``reconnect_backoff_ms`` .. ``reconnect_backoff_max_ms``), as Kafka's
+clients do.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass, field
+
+import trio
+
+from hmb_client.connection import BrokerConnection
+from hmb_client.errors import (
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    NoBrokersAvailable,
+    error_for,
+)
+from kproto import ApiKey, ErrorCode
+
+log = logging.getLogger(__name__)
+
+
+def parse_bootstrap(servers: str | list[str] | tuple[str, ...]) -> list[tuple[str, int]]:
+    """``"h1:9092,h2:9092"`` or a list of ``host[:port]`` -> [(host, port)]."""
+    items = servers.split(",") if isinstance(servers, str) else list(servers)
+    out = []
+    for item in items:
+        item = item.strip()
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        if not sep:
+            host, port = item, "9092"
+        if not port.isdigit():
+            raise ValueError(f"bad bootstrap server {item!r}: expected host:port")
+        out.append((host.strip("[]"), int(port)))
+    if not out:
+        raise ValueError("bootstrap_servers is empty")
+    return out
+
+
+@dataclass
+class TopicInfo:
+    name: str
+    leaders: list[int]  # leader node per partition (-1: none)
+    error: int = 0
+
+    @property
+    def partitions(self) -> int:
+        return len(self.leaders)
+
+
+@dataclass
+class ClusterConfig:
+    bootstrap: list[tuple[str, int]]
+    client_id: str = "hmb-client"
+    request_timeout_s: float = 30.0
+    connect_timeout_s: float = 10.0
+    reconnect_backoff_s: float = 0.05
+    reconnect_backoff_max_s: float = 1.0
+    metadata_max_age_s: float = 300.0
+
+
+@dataclass
+class _NodeState:
+    conn: BrokerConnection | None = None
+    failures: int = 0
+    next_attempt: float = 0.0
+    lock: trio.Lock = field(default_factory=trio.Lock)
+
+
+class Cluster:
+    """Metadata cache and connection pool; lives in the client's I/O thread."""
+
+    def __init__(self, config: ClusterConfig, nursery: trio.Nursery) -> None:
+        self.config = config
+        self.nursery = nursery
+        self.nodes: dict[int, tuple[str, int]] = {}
+        self.topics: dict[str, TopicInfo] = {}
+        self._states: dict[object, _NodeState] = {}
+        self._refreshed_at = -1e9
+        self._refresh_lock = trio.Lock()
+
+    # ---------------------------------------------------------------- connections
+
+    async def connection(self, node: int | tuple[str, int]) -> BrokerConnection:
+        """An open connection to a node id (from metadata) or a bootstrap address."""
+        if isinstance(node, int):
+            if node not in self.nodes:
+                await self.refresh()
+            if node not in self.nodes:
+                raise KafkaConnectionError(f"broker {node} is not in the cluster metadata")
+            address = self.nodes[node]
+        else:
+            address = node
+        state = self._states.setdefault(address, _NodeState())
+        async with state.lock:
+            if state.conn is not None and not state.conn.closed:
+                return state.conn
+            wait = state.next_attempt - trio.current_time()
+            if wait > 0:
+                await trio.sleep(wait)  # reconnect backoff, not synchronisation
+            conn = BrokerConnection(
+                address[0],
+                address[1],
+                client_id=self.config.client_id,
+                request_timeout_s=self.config.request_timeout_s,
+            )
+            try:
+                await conn.open(self.nursery, self.config.connect_timeout_s)
+            except KafkaConnectionError:
+                state.failures += 1
+                backoff = min(
+                    self.config.reconnect_backoff_max_s,
+                    self.config.reconnect_backoff_s * 2 ** (state.failures - 1),
+                )
+                state.next_attempt = trio.current_time() + backoff * random.uniform(0.8, 1.2)
+                raise
+            state.failures = 0
+            state.conn = conn
+            return conn
+
+    async def any_connection(self, deadline_s: float | None = None) -> BrokerConnection:
+        """A connection to any known broker (metadata nodes first, then bootstrap)."""
+        candidates: list[int | tuple[str, int]] = [*self.nodes.keys(), *self.config.bootstrap]
+        errors = []
+        with trio.move_on_after(deadline_s if deadline_s is not None else self.config.connect_timeout_s * 3):
+            while True:
+                for node in candidates:
+                    try:
+                        return await self.connection(node)
+                    except KafkaConnectionError as exc:
+                        errors.append(str(exc))
+                await trio.sleep(self.config.reconnect_backoff_s)
+        servers = ", ".join(f"{h}:{p}" for h, p in self.config.bootstrap)
+        last = errors[-1] if errors else "timeout"
+        raise NoBrokersAvailable(f"no broker reachable (bootstrap_servers={servers}); last error: {last}")
+
+    async def close(self) -> None:
+        for state in self._states.values():
+            if state.conn is not None:
+                await state.conn.aclose()
+
+    # ---------------------------------------------------------------- metadata
+
+    async def refresh(self, topics: list[str] | None = None, *, deadline_s: float | None = None) -> None:
+        """Fetch metadata (all topics when ``topics`` is None) and update the cache.
+
+        In Metadata v0 naming a topic that does not exist may create it
+        (when the broker auto-creates), which is how 0.8 clients create topics.
+        """
+        async with self._refresh_lock:
+            conn = await self.any_connection(deadline_s)
+            names = [] if topics is None else sorted(set(topics))
+            if topics is not None and not names:
+                return
+            try:
+                body = await conn.request(ApiKey.METADATA, 0, {"topics": [{"name": n} for n in names]})
+            except (KafkaConnectionError, KafkaTimeoutError):
+                await conn.aclose()
+                raise
+            self.nodes = {b.node_id: (b.host, b.port) for b in body.brokers}
+            for t in body.topics:
+                if t.error_code:
+                    self.topics.pop(t.name, None)
+                    self.topics[t.name] = TopicInfo(t.name, [], t.error_code)
+                    continue
+                leaders = [-1] * len(t.partitions)
+                for p in t.partitions:
+                    if 0 <= p.partition_index < len(leaders):
+                        leaders[p.partition_index] = p.leader_id if not p.error_code else -1
+                self.topics[t.name] = TopicInfo(t.name, leaders)
+            if topics is None:
+                known = {t.name for t in body.topics}
+                for name in list(self.topics):
+                    if name not in known:
+                        del self.topics[name]
+            self._refreshed_at = trio.current_time()
+
+    async def topic(self, name: str, *, timeout_s: float) -> TopicInfo:
+        """Partitions and leaders of ``name``, waiting while it is being created.
+
+        Raises the topic's error (e.g. UnknownTopicOrPartitionError) once
+        ``timeout_s`` has passed without it becoming available.
+        """
+        info = self.topics.get(name)
+        if info is not None and not info.error and info.partitions and all(x >= 0 for x in info.leaders):
+            return info
+        deadline = trio.current_time() + timeout_s
+        delay = 0.02
+        while True:
+            await self.refresh([name], deadline_s=max(0.1, deadline - trio.current_time()))
+            info = self.topics.get(name)
+            if info is not None and not info.error and info.partitions and all(x >= 0 for x in info.leaders):
+                return info
+            retriable = info is None or error_for(info.error).retriable or info.error == ErrorCode.NONE
+            if not retriable or trio.current_time() + delay > deadline:
+                code = info.error if info is not None and info.error else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                raise error_for(code)(f"topic {name!r} not available after {timeout_s:.1f}s")
+            await trio.sleep(delay)  # backoff between metadata retries
+            delay = min(delay * 2, 0.5)
+
+    async def leader(self, topic: str, partition: int, *, timeout_s: float) -> int:
+        info = await self.topic(topic, timeout_s=timeout_s)
+        if not 0 <= partition < info.partitions:
+            raise error_for(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)(
+                f"{topic} has {info.partitions} partitions, there is no partition {partition}"
+            )
+        return info.leaders[partition]
+
+    def invalidate(self, topic: str) -> None:
+        """Forget a topic's leaders after a leader/topic error so the next use refreshes."""
+        self.topics.pop(topic, None)
+
+    async def coordinator(self, group_id: str) -> BrokerConnection:
+        """The connection to ``group_id``'s coordinator (FindCoordinator v0)."""
+        conn = await self.any_connection()
+        body = await conn.request(ApiKey.FIND_COORDINATOR, 0, {"key": group_id})
+        if body.error_code:
+            raise error_for(body.error_code)(f"no coordinator for group {group_id!r}")
+        self.nodes.setdefault(body.node_id, (body.host, body.port))
+        return await self.connection(body.node_id)

@@ -1,0 +1,183 @@
+"""hmb_client's Producer against the real broker process.
+
+What it sends is read back by an independent client (librdkafka in 0.8.2
+mode) byte for byte; batching, linger, acks, compression, retries across a
+broker restart and failures that must not hang are each checked.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from broker_process import BrokerProcess
+
+from hmb_client.errors import (
+    KafkaError,
+    MessageTooLargeError,
+    NoBrokersAvailable,
+    UnknownTopicOrPartitionError,
+)
+from hmb_client.partitioner import partition_for_key
+from hmb_client.producer import Producer
+
+ck = pytest.importorskip("confluent_kafka")
+LEGACY = {"api.version.request": False, "broker.version.fallback": "0.8.2", "log_level": 3}
+
+
+def read_back(
+    broker: BrokerProcess, topic: str, partition: int, expected: int, timeout: float = 30
+) -> list[Any]:
+    c = ck.Consumer(
+        {"bootstrap.servers": broker.bootstrap, **LEGACY, "group.id": "verify", "enable.auto.commit": False}
+    )
+    try:
+        c.assign([ck.TopicPartition(topic, partition, 0)])
+        got: list[Any] = []
+        deadline = time.monotonic() + timeout
+        while len(got) < expected and time.monotonic() < deadline:
+            for m in c.consume(10000, 0.2):
+                assert not m.error(), m.error()
+                got.append(m)
+        return got
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("compression", [None, "gzip", "snappy", "lz4"])
+@pytest.mark.parametrize("acks", [1, -1])
+def test_round_trip_byte_identical(broker: BrokerProcess, compression: str | None, acks: int) -> None:
+    topic = f"rt-{compression}-{acks}".replace("-1", "all")
+    values = [bytes((i * 31 + j) % 256 for j in range(i % 300)) for i in range(3000)]
+    keys = [None if i % 3 == 0 else b"key-%d" % i for i in range(3000)]
+    with Producer(broker.bootstrap, acks=acks, compression_type=compression, batch_size=8192) as p:
+        futures = [p.send(topic, v, key=k) for k, v in zip(keys, values, strict=True)]
+        p.flush(30)
+        offsets = [f.get(0).offset for f in futures]
+    assert offsets == list(range(3000))
+    got = read_back(broker, topic, 0, 3000)
+    assert [(m.offset(), m.key(), m.value() or b"") for m in got] == [
+        (i, k, v) for i, (k, v) in enumerate(zip(keys, values, strict=True))
+    ]
+
+
+def test_acks_0_is_fire_and_forget(broker: BrokerProcess) -> None:
+    with Producer(broker.bootstrap, acks=0) as p:
+        futures = [p.send("fire", b"m%d" % i) for i in range(500)]
+        p.flush(30)
+        assert all(f.get(0).offset == -1 for f in futures)
+    assert [m.value() for m in read_back(broker, "fire", 0, 500)] == [b"m%d" % i for i in range(500)]
+
+
+def test_linger_holds_a_lone_record(broker: BrokerProcess) -> None:
+    with Producer(broker.bootstrap, linger_ms=400) as p:
+        p.partitions_for("linger")  # metadata first, so only the linger delays the send
+        start = time.monotonic()
+        f = p.send("linger", b"lonely")
+        f.get(10)
+        assert time.monotonic() - start >= 0.35, "a record below batch_size must wait linger_ms"
+
+
+def test_full_batches_leave_without_waiting_for_linger(broker: BrokerProcess) -> None:
+    with Producer(broker.bootstrap, linger_ms=60_000, batch_size=4096) as p:
+        futures = [p.send("full", b"x" * 1000) for _ in range(20)]
+        assert futures[0].get(10).offset == 0  # its batch filled up: sent at once
+        assert not futures[-1].done()  # the last, partial batch lingers
+        p.flush(10)
+        assert futures[-1].get(0).offset == 19
+
+
+def test_keys_follow_the_java_partitioner(make_broker) -> None:  # type: ignore[no-untyped-def]
+    broker = make_broker("num.partitions=5")
+    with Producer(broker.bootstrap) as p:
+        futures = {b"k%d" % i: p.send("keys", b"v", key=b"k%d" % i) for i in range(100)}
+        p.flush(10)
+        assert all(f.get(0).partition == partition_for_key(k, 5) for k, f in futures.items())
+        rr = Producer(broker.bootstrap, partitioner="round_robin")
+        parts = [rr.send("keys", b"v", key=b"same").get(10).partition for _ in range(10)]
+        rr.close()
+        assert sorted(set(parts)) == [0, 1, 2, 3, 4]
+
+
+def test_oversized_record_fails_its_future_only(broker: BrokerProcess) -> None:
+    with Producer(broker.bootstrap, max_request_size=10_000) as p:
+        bad = p.send("big", b"x" * 20_000)
+        good = p.send("big", b"fine")
+        assert isinstance(bad.exception(1), MessageTooLargeError)
+        assert good.get(10).offset == 0
+
+
+def test_broker_side_message_too_large(make_broker) -> None:  # type: ignore[no-untyped-def]
+    broker = make_broker("message.max.bytes=1000")
+    with Producer(broker.bootstrap, linger_ms=0) as p:
+        f = p.send("limits", b"x" * 5000)
+        with pytest.raises(MessageTooLargeError):
+            f.get(10)
+        assert p.send("limits", b"small").get(10).offset == 0
+
+
+def test_serializers_and_errbacks(broker: BrokerProcess) -> None:
+    import json
+
+    seen: list[int] = []
+    with Producer(
+        broker.bootstrap, value_serializer=lambda v: json.dumps(v).encode(), key_serializer=str.encode
+    ) as p:
+        done = threading.Event()
+        p.send("ser", {"n": 1}, key="a").add_callback(lambda md: (seen.append(md.offset), done.set()))
+        assert done.wait(10)
+    assert seen == [0]
+    assert read_back(broker, "ser", 0, 1)[0].value() == b'{"n": 1}'
+
+
+def test_unreachable_bootstrap_fails_within_max_block(tmp_path: Any) -> None:
+    from broker_process import free_port
+
+    start = time.monotonic()
+    p = Producer(f"127.0.0.1:{free_port()}", max_block_ms=2000)
+    with pytest.raises((NoBrokersAvailable, KafkaError)):
+        p.send("nowhere", b"x")
+    assert time.monotonic() - start < 30
+    p.close(1)
+
+
+def test_unknown_topic_with_auto_create_off(make_broker) -> None:  # type: ignore[no-untyped-def]
+    broker = make_broker("auto.create.topics.enable=false")
+    with Producer(broker.bootstrap, max_block_ms=1500) as p, pytest.raises(UnknownTopicOrPartitionError):
+        p.send("missing", b"x")
+
+
+def test_retries_across_a_broker_restart_lose_nothing(broker: BrokerProcess) -> None:
+    p = Producer(broker.bootstrap, retries=50, retry_backoff_ms=100, delivery_timeout_ms=60_000, linger_ms=1)
+    first = [p.send("restart", b"before-%d" % i) for i in range(200)]
+    p.flush(10)
+    broker.stop()
+    during = [p.send("restart", b"during-%d" % i) for i in range(200)]  # broker down: queued and retried
+    broker.restart()
+    p.flush(60)
+    assert all(f.exception(0) is None for f in first + during)
+    p.close()
+    values = {m.value() for m in read_back(broker, "restart", 0, 400)}
+    assert {b"before-%d" % i for i in range(200)} <= values
+    assert {b"during-%d" % i for i in range(200)} <= values
+
+
+def test_broker_killed_mid_send_never_hangs(broker: BrokerProcess) -> None:
+    # Batches that could not even be sent wait for the broker until delivery_timeout_ms,
+    # as in Kafka; retries=0 only stops re-sending what was sent.
+    p = Producer(broker.bootstrap, retries=0, request_timeout_ms=2000, delivery_timeout_ms=5000, linger_ms=1)
+    p.partitions_for("doomed")
+    futures = [p.send("doomed", b"x" * 100) for _ in range(2000)]
+    broker.kill()
+    futures += [p.send("doomed", b"y") for _ in range(10)]
+    deadline = time.monotonic() + 20
+    for f in futures:  # each completes one way or the other within the delivery timeout
+        try:
+            f.get(max(0.0, deadline - time.monotonic()))
+        except KafkaError:
+            pass
+        assert f.done()
+    assert all(f.exception(0) is not None for f in futures[-10:]), "records sent after the kill must fail"
+    p.close(1)
