@@ -1,0 +1,120 @@
+"""Idempotent-producer state of one partition: Kafka's ProducerStateManager, in small.
+
+An idempotent producer numbers its batches per partition (base sequence,
+record count) under a producer id and epoch from InitProducerId.  For every
+producer the partition remembers its epoch and its last five batches
+(sequence range -> offsets), which lets the broker
+
+* acknowledge a retried batch it already has with the *original* offsets,
+  without appending it again (the duplicate Kafka's idempotence removes);
+* refuse a batch whose first sequence does not follow the last one
+  (OUT_OF_ORDER_SEQUENCE_NUMBER, so the producer does not leave a gap);
+* refuse batches of an older epoch (INVALID_PRODUCER_EPOCH, a fenced
+  producer).
+
+The rules are Kafka's (``ProducerAppendInfo.checkSequence``): a producer the
+partition knows nothing about (new, or its batches deleted by retention) may
+start at any sequence; a new epoch must start at sequence 0; sequences wrap
+from 2**31-1 to 0.  The state is rebuilt from the log's batch headers on
+start, so it survives a restart.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from kproto import ErrorCode
+
+NO_PRODUCER_ID = -1
+MAX_CACHED_BATCHES = 5  # Kafka's ProducerStateEntry.NumBatchesToRetain
+_INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class BatchMeta:
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+
+
+@dataclass
+class ProducerEntry:
+    epoch: int
+    batches: deque[BatchMeta] = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else -1
+
+
+@dataclass(frozen=True)
+class SequenceCheck:
+    """Outcome of checking a batch: an error code, or a duplicate's original offsets."""
+
+    error: int = ErrorCode.NONE
+    duplicate: BatchMeta | None = None
+
+
+def last_sequence(first_seq: int, record_count: int) -> int:
+    """Sequence of the last record of a batch, wrapping like Kafka's."""
+    return (first_seq + record_count - 1) % (_INT32_MAX + 1)
+
+
+def _in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (last_seq == _INT32_MAX and next_seq == 0)
+
+
+class ProducerStateManager:
+    """Per-producer sequence state of one partition."""
+
+    def __init__(self) -> None:
+        self.producers: dict[int, ProducerEntry] = {}
+
+    def check(self, producer_id: int, epoch: int, first_seq: int, record_count: int) -> SequenceCheck:
+        """May this batch be appended?  (Does not change the state.)"""
+        if producer_id == NO_PRODUCER_ID:
+            return SequenceCheck()
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            return SequenceCheck()
+        if epoch < entry.epoch:
+            return SequenceCheck(ErrorCode.INVALID_PRODUCER_EPOCH)
+        last_seq = last_sequence(first_seq, record_count)
+        if epoch == entry.epoch:
+            for meta in entry.batches:
+                if meta.first_seq == first_seq and meta.last_seq == last_seq:
+                    return SequenceCheck(duplicate=meta)
+            if entry.batches and not _in_sequence(entry.last_seq, first_seq):
+                return SequenceCheck(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+            return SequenceCheck()
+        if first_seq != 0:  # a bumped epoch starts again at 0
+            return SequenceCheck(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+        return SequenceCheck()
+
+    def record(
+        self,
+        producer_id: int,
+        epoch: int,
+        first_seq: int,
+        record_count: int,
+        first_offset: int,
+        last_offset: int,
+    ) -> None:
+        """Remember an appended batch (after :meth:`check` passed)."""
+        if producer_id == NO_PRODUCER_ID:
+            return
+        entry = self.producers.get(producer_id)
+        if entry is None or epoch > entry.epoch:
+            entry = self.producers[producer_id] = ProducerEntry(epoch)
+        entry.batches.append(
+            BatchMeta(first_seq, last_sequence(first_seq, record_count), first_offset, last_offset)
+        )
+
+    def forget_below(self, log_start_offset: int) -> None:
+        """Drop producers whose batches retention removed entirely."""
+        for pid in [
+            p for p, e in self.producers.items() if e.batches and e.batches[-1].last_offset < log_start_offset
+        ]:
+            del self.producers[pid]
