@@ -19,6 +19,7 @@ from kproto.records.legacy import (
     _INT64_MAX,
     CODEC_MASK,
     LOG_OVERHEAD,
+    MAGIC_OFFSET,
     NO_TIMESTAMP,
     TIMESTAMP_TYPE_MASK,
     RecordTooLargeError,
@@ -84,16 +85,41 @@ def assign_offsets(
     # Read from an immutable snapshot (slicing bytes for the CRC is the cheapest way to feed
     # zlib.crc32 a sub-range), write the offsets into ``buf``.
     data = bytes(buf)
-    end = len(data)
     limit = _INT64_MAX if max_message_bytes is None else max_message_bytes
+    splices: list[tuple[int, int, bytes]] = []
+    _, offset, max_ts = assign_run(
+        buf, data, 0, len(data), next_offset, limit, max_decompressed_bytes, splices
+    )
+    return AssignResult(offset - next_offset, offset - 1, max_ts, apply_splices(buf, splices))
+
+
+def assign_run(
+    buf: bytearray,
+    data: bytes,
+    pos: int,
+    end: int,
+    next_offset: int,
+    limit: int,
+    max_decompressed_bytes: int,
+    splices: list[tuple[int, int, bytes]],
+    *,
+    stop_at_batch: bool = False,
+) -> tuple[int, int, int]:
+    """Validate and number the messages of ``data[pos:end]`` (``buf`` is patched in place).
+
+    The loop of :func:`assign_offsets`, callable on a part of a buffer: ``data`` is the
+    immutable snapshot of ``buf`` that is read.  Entries that need replacing (recompressed
+    magic-0 wrappers) are appended to ``splices`` as ``(start, stop, bytes)`` for
+    :func:`apply_splices`.  With ``stop_at_batch`` the loop stops before an entry whose
+    magic byte is 2 (a RecordBatch, see :mod:`kproto.records.batch_assign`) instead of
+    rejecting it.  Returns ``(position reached, next free offset, max timestamp)``.
+    """
     offset = next_offset
     max_ts = NO_TIMESTAMP
-    splices: list[tuple[int, int, bytes]] = []
     patch = _INT64.pack_into
     crc32 = zlib.crc32
     g_magic = g_klen = -1  # guessed shape of the next message, as in MessageSetReader
     g_unpack, g_size = _shape(0, 0, -2, True)
-    pos = 0
     while pos < end:
         if g_magic >= 0 and end - pos >= g_size:
             size, crc, magic, attrs, ts, klen, vlen = g_unpack(data, pos)
@@ -116,6 +142,8 @@ def assign_offsets(
                 pos = mend
                 continue
         # General path: anything else, including every error and every wrapper.
+        if stop_at_batch and end - pos > MAGIC_OFFSET and data[pos + MAGIC_OFFSET] == 2:
+            break
         msg = _parse_message(data, pos, end)
         if msg is None:
             raise _truncated(pos)
@@ -142,19 +170,24 @@ def assign_offsets(
         if ts > max_ts:
             max_ts = ts
         pos = mend
-    result: bytes | bytearray = buf
-    if splices:
-        with memoryview(buf) as view:
-            parts: list[bytes | memoryview] = []
-            last = 0
-            for start, stop, replacement in splices:
-                parts.append(view[last:start])
-                parts.append(replacement)
-                last = stop
-            parts.append(view[last:])
-            result = b"".join(parts)
-            del parts
-    return AssignResult(offset - next_offset, offset - 1, max_ts, result)
+    return pos, offset, max_ts
+
+
+def apply_splices(buf: bytearray, splices: list[tuple[int, int, bytes]]) -> bytes | bytearray:
+    """``buf`` with each ``(start, stop, replacement)`` applied; ``buf`` itself when none."""
+    if not splices:
+        return buf
+    with memoryview(buf) as view:
+        parts: list[bytes | memoryview] = []
+        last = 0
+        for start, stop, replacement in splices:
+            parts.append(view[last:start])
+            parts.append(replacement)
+            last = stop
+        parts.append(view[last:])
+        result = b"".join(parts)
+        del parts
+    return result
 
 
 def _assign_wrapper(
