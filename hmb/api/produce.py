@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
-from hmb.log.partition import RecordListTooLargeError
+from hmb.log.partition import ProducerSequenceError, RecordListTooLargeError
 from kproto import ApiKey, CorruptRecordError, ErrorCode
 from kproto.records import RecordTooLargeError
 
@@ -28,7 +28,7 @@ async def _append(ctx: RequestContext, topic: str, partition: int, records: byte
     if not records:
         return ErrorCode.NONE, -1
     try:
-        info = await plog.append(records)
+        info = await plog.append(records, allow_v2=ctx.request.version >= 3)
     except RecordTooLargeError:
         return ErrorCode.MESSAGE_TOO_LARGE, -1
     except CorruptRecordError as exc:
@@ -36,6 +36,9 @@ async def _append(ctx: RequestContext, topic: str, partition: int, records: byte
         return ErrorCode.CORRUPT_MESSAGE, -1
     except RecordListTooLargeError:
         return ErrorCode.RECORD_LIST_TOO_LARGE, -1
+    except ProducerSequenceError as exc:
+        log.info("%s-%d from %s: %s", topic, partition, ctx.peer, exc)
+        return exc.code, -1
     except OSError as exc:
         log.error("append to %s-%d failed: %s", topic, partition, exc)
         # Produce < v4 clients do not know KAFKA_STORAGE_ERROR; Kafka sends them this one.

@@ -25,9 +25,12 @@ import trio
 from sortedcontainers import SortedDict
 
 from hmb.log.config import NEVER, LogConfig
+from hmb.log.producer_state import ProducerStateManager
+from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import LogSegment, RecoveryReport
 from hmb.mvar import MVar
-from kproto.records import assign_offsets
+from kproto import CorruptRecordError, ErrorCode
+from kproto.records import assign_batches
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,15 @@ class AppendInfo:
     base_offset: int
     last_offset: int
     count: int
+    duplicate: bool = False  # an idempotent producer's retry: already in the log at these offsets
+
+
+class ProducerSequenceError(Exception):
+    """An idempotent producer's batch refused (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,7 @@ class PartitionLog:
         self.segments: SortedDict = SortedDict()  # base offset -> LogSegment
         self._state = MVar(_State())
         self._appended = trio.Event()
+        self.producers = ProducerStateManager()
 
     # ---------------------------------------------------------------- opening
 
@@ -116,6 +129,7 @@ class PartitionLog:
             self.segments[base] = seg
         if not self.segments:
             self.segments[0] = self._new_segment(0)
+        self._rebuild_producer_state()
         return self
 
     def _log_recovery(self, seg: LogSegment, report: RecoveryReport) -> None:
@@ -163,25 +177,51 @@ class PartitionLog:
 
     # ---------------------------------------------------------------- writing
 
-    async def append(self, records: bytes | bytearray) -> AppendInfo:
-        """Validate ``records`` (a MessageSet), assign offsets and append.
+    async def append(self, records: bytes | bytearray, *, allow_v2: bool = True) -> AppendInfo:
+        """Validate ``records`` (MessageSet v0/v1 and/or RecordBatch v2), assign offsets, append.
 
-        Raises :class:`kproto.CorruptRecordError`,
-        :class:`kproto.records.RecordTooLargeError`,
-        :class:`RecordListTooLargeError` or ``OSError``; nothing is written
-        then.
+        An idempotent producer's batch is checked against its sequence state
+        first: a retry of a batch already in the log is answered with its
+        original offsets and not appended again.  Raises
+        :class:`kproto.CorruptRecordError`, :class:`kproto.records.RecordTooLargeError`,
+        :class:`RecordListTooLargeError`, :class:`ProducerSequenceError` or
+        ``OSError``; nothing is written then.
         """
         if len(records) > self.config.segment_bytes:
             raise RecordListTooLargeError(f"{len(records)} bytes exceed log.segment.bytes")
         async with self._state.modify() as state:
             base = self.high_watermark
-            result = assign_offsets(
-                bytearray(records), base, max_message_bytes=self.config.max_message_bytes
-            )
+            result = assign_batches(bytearray(records), base, max_message_bytes=self.config.max_message_bytes)
+            if result.producer_batches and not allow_v2:
+                # Kafka: Produce v0-v2 may only carry magic 0/1; their consumers could not read v2
+                raise CorruptRecordError("RecordBatch v2 (magic 2) needs Produce v3 or later")
+            idempotent = [b for b in result.producer_batches if b.producer_id >= 0]
+            for b in idempotent:
+                check = self.producers.check(
+                    b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1
+                )
+                if check.duplicate is not None and len(result.producer_batches) == 1:
+                    d = check.duplicate
+                    return AppendInfo(d.first_offset, d.last_offset, d.last_offset - d.first_offset + 1, True)
+                if check.error or check.duplicate is not None:
+                    raise ProducerSequenceError(
+                        check.error
+                        or ErrorCode.DUPLICATE_SEQUENCE_NUMBER,  # a duplicate mixed with new batches
+                        f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused",
+                    )
             seg = self.active
             if seg.size and (seg.size + len(result.buf) > self.config.segment_bytes or seg.index_full):
                 seg = await self._roll(base)
             seg.append(result.buf, result.last_offset)
+            for b in idempotent:
+                self.producers.record(
+                    b.producer_id,
+                    b.producer_epoch,
+                    b.base_sequence,
+                    b.last_offset_delta + 1,
+                    b.base_offset,
+                    b.base_offset + b.last_offset_delta,
+                )
             state.unflushed_messages += result.count
             if self._flush_due(state):
                 await trio.to_thread.run_sync(seg.flush)
@@ -190,6 +230,27 @@ class PartitionLog:
         event, self._appended = self._appended, trio.Event()
         event.set()
         return AppendInfo(base, result.last_offset, result.count)
+
+    def _rebuild_producer_state(self, segments: int = 2) -> None:
+        """Producer sequence state from the batch headers of the last ``segments`` segments.
+
+        A producer idle for longer is unknown afterwards and may continue at
+        any sequence, as Kafka treats a producer whose state has expired.
+        """
+        for seg in list(self.segments.values())[-segments:]:
+            for entry in seg.entries():
+                if isinstance(entry, BadEntry):
+                    break
+                info = producer_info(seg.fd, entry)
+                if info is not None:
+                    self.producers.record(
+                        info.producer_id,
+                        info.producer_epoch,
+                        info.base_sequence,
+                        info.record_count,
+                        info.base_offset,
+                        info.last_offset,
+                    )
 
     def _flush_due(self, state: _State) -> bool:
         cfg = self.config

@@ -37,6 +37,34 @@ class Entry(NamedTuple):
     magic: int
 
 
+class ProducerInfo(NamedTuple):
+    """The idempotence fields of a RecordBatch v2 header."""
+
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    record_count: int
+    base_offset: int
+    last_offset: int
+
+
+_V2_PRODUCER = struct.Struct(">qhii")  # producerId, producerEpoch, baseSequence, recordCount at 43
+
+
+def producer_info(fd: int, entry: Entry) -> ProducerInfo | None:
+    """Producer fields of a v2 entry (None for magic 0/1 and batches without a producer id)."""
+    if entry.magic < 2:
+        return None
+    head = os.pread(fd, V2_HEADER_SIZE, entry.position)
+    if len(head) < V2_HEADER_SIZE:
+        return None
+    pid, epoch, seq, count = _V2_PRODUCER.unpack_from(head, 43)
+    if pid < 0:
+        return None
+    base = HEADER.unpack_from(head, 0)[0]
+    return ProducerInfo(pid, epoch, seq, count, int(base), entry.last_offset)
+
+
 class BadEntry(NamedTuple):
     position: int
     reason: str
