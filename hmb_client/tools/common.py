@@ -1,0 +1,219 @@
+"""What every ``hmb`` client tool shares: connection options, ``--property``
+parsing, the error type the dispatcher turns into a one-line message, and
+:class:`AckTracker`, which counts acknowledged and failed sends.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hmb_client.admin import Admin
+    from hmb_client.producer import FutureRecordMetadata
+
+DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+
+
+class CliError(Exception):
+    """A failure to report as one line on stderr (no traceback), with an exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 0, got {value}")
+    return value
+
+
+def acks_value(text: str) -> int | str:
+    if text == "all":
+        return "all"
+    if text in ("0", "1", "-1"):
+        return int(text)
+    raise argparse.ArgumentTypeError("acks must be 0, 1, -1 or all")
+
+
+COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4")
+
+
+def add_connection_options(parser: argparse.ArgumentParser, *, timeout_ms: int) -> None:
+    """``--bootstrap-server`` and ``--request-timeout-ms``, worded the same everywhere."""
+    group = parser.add_argument_group("connection")
+    group.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        default=DEFAULT_BOOTSTRAP,
+        help=(
+            "the broker to connect to; a comma-separated list is tried in turn "
+            f"(default {DEFAULT_BOOTSTRAP})"
+        ),
+    )
+    group.add_argument(
+        "--request-timeout-ms",
+        metavar="MS",
+        type=positive_int,
+        default=timeout_ms,
+        help=(
+            "how long to wait for each broker answer, and for a broker to be reachable at all "
+            f"before giving up (default {timeout_ms})"
+        ),
+    )
+
+
+def add_producer_options(parser: argparse.ArgumentParser, *, acks: int) -> None:
+    """The producer settings both ``hmb produce`` and ``hmb perf produce`` take."""
+    group = parser.add_argument_group("producer")
+    group.add_argument(
+        "--acks", "--request-required-acks",
+        type=acks_value, default=acks, metavar="{0,1,-1,all}",
+        help=(
+            "acknowledgement the broker gives each request: 0 = none (fire and forget), 1 = the "
+            f"leader has written it, -1/all = all in-sync replicas have (default {acks})"
+        ),
+    )
+    group.add_argument(
+        "--compression-type", "--compression-codec",
+        choices=COMPRESSION_TYPES, default="none",
+        help="compress each batch with this codec (default none)",
+    )
+    group.add_argument(
+        "--batch-size", type=positive_int, default=16_384, metavar="BYTES",
+        help="collect up to this many bytes per partition into one batch before sending (default 16384)",
+    )
+    group.add_argument(
+        "--linger-ms", type=non_negative_int, default=5, metavar="MS",
+        help="wait up to this long for a batch to fill before sending it anyway (default 5)",
+    )
+
+
+def producer_settings(ns: argparse.Namespace) -> dict[str, object]:
+    """Producer keyword arguments from the options :func:`add_producer_options` added."""
+    return {
+        "acks": ns.acks,
+        "compression_type": None if ns.compression_type == "none" else ns.compression_type,
+        "batch_size": ns.batch_size,
+        "linger_ms": ns.linger_ms,
+    }
+
+
+def parse_properties(items: Iterable[str], known: dict[str, str], what: str) -> dict[str, str]:
+    """``["parse.key=true", ...]`` -> dict, refusing names not in ``known`` (name -> help)."""
+    props: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise CliError(f"--property expects KEY=VALUE, got {item!r}", code=2)
+        if key not in known:
+            raise CliError(
+                f"unknown {what} property {key!r}; known: {', '.join(sorted(known))}", code=2
+            )
+        props[key] = value
+    return props
+
+
+def true_property(props: dict[str, str], name: str, default: bool = False) -> bool:
+    value = props.get(name)
+    if value is None:
+        return default
+    if value.strip().lower() in ("true", "1", "yes"):
+        return True
+    if value.strip().lower() in ("false", "0", "no"):
+        return False
+    raise CliError(f"property {name} must be true or false, not {value!r}", code=2)
+
+
+def unescape(text: str) -> str:
+    """Property values may spell separators with backslash escapes: ``key.separator=\\t``."""
+    return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+
+
+def open_admin(ns: argparse.Namespace) -> Admin:
+    """An admin client that has already reached the broker (raises NoBrokersAvailable otherwise)."""
+    from hmb_client.admin import Admin
+
+    admin = Admin(ns.bootstrap_server, client_id="hmb-cli", request_timeout_ms=ns.request_timeout_ms)
+    try:
+        admin.topic_names()
+    except BaseException:
+        admin.close()
+        raise
+    return admin
+
+
+def ensure_topic(admin: Admin, topic: str, timeout_s: float) -> None:
+    """Make sure ``topic`` exists, creating it (broker defaults) the way Kafka 0.8 clients do."""
+    from hmb_client.admin import TopicAlreadyExistsError
+
+    if topic in admin.topic_names(include_internal=topic.startswith("__")):
+        return
+    try:
+        admin.create_topic(topic, timeout_s=timeout_s)
+    except TopicAlreadyExistsError:
+        pass
+
+
+class AckTracker:
+    """Counts acknowledged and failed records without a callback per record.
+
+    Futures are kept in send order and :meth:`drain` pops the finished ones
+    from the front (``done()`` is a flag test), so the counts lag the
+    broker by at most the records in flight, and are exact after a flush.
+    A callback per record would cost the producer's I/O thread several
+    microseconds each, more than the sending itself.
+    """
+
+    def __init__(self) -> None:
+        self._pending: deque[FutureRecordMetadata] = deque()
+        self.acked = 0
+        self.failed = 0
+        self.first_error: BaseException | None = None
+
+    def add(self, future: FutureRecordMetadata) -> None:
+        self._pending.append(future)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)
+
+    def wait(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the oldest record in flight to finish, then drain."""
+        from hmb_client.errors import KafkaTimeoutError
+
+        if self._pending:
+            try:
+                self._pending[0].exception(timeout)
+            except KafkaTimeoutError:
+                pass
+        self.drain()
+
+    def drain(self) -> None:
+        pending = self._pending
+        while pending and pending[0].done():
+            error = pending.popleft().exception(0)
+            if error is None:
+                self.acked += 1
+            else:
+                self.failed += 1
+                if self.first_error is None:
+                    self.first_error = error
