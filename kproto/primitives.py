@@ -399,6 +399,23 @@ class KArray(Subconstruct):
 # --------------------------------------------------------------------------
 
 
+def _fresh(default: Any) -> Any:
+    """A parsed tagged field's default: sequences are declared as tuples
+    (immutable, shareable) and handed out as fresh lists, like parsed arrays."""
+    return ListContainer(default) if isinstance(default, tuple) else default
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether a tagged field holds its default (then it is not written).
+
+    An array compares by content whatever its sequence type, so that an
+    empty list equals a declared ``()`` default.
+    """
+    if isinstance(default, tuple):
+        return isinstance(value, (list, tuple)) and list(value) == list(default)
+    return bool(value == default)
+
+
 class TaggedFields(_Linked):
     """TAGGED_FIELDS at the end of every struct in a flexible version.
 
@@ -406,7 +423,9 @@ class TaggedFields(_Linked):
     with the known fields by name (default when absent) and unknown tags by
     number (raw bytes, kept so that a re-encode is byte-identical).  Known
     fields equal to their default are not written, as Kafka does: some old
-    clients (librdkafka 2.0) fail on tagged fields they did not expect.
+    clients (librdkafka 2.0) fail on tagged fields they did not expect.  An
+    array's default is declared as a tuple (usually ``()``) and equals any
+    list with the same items.
     """
 
     def __init__(self, known: dict[int, tuple[str, Construct, Any]] | None = None) -> None:
@@ -417,7 +436,7 @@ class TaggedFields(_Linked):
 
     def _read(self, stream: BinaryIO) -> dict[Any, Any]:
         count = read_uvarint(stream, 32)
-        out: dict[Any, Any] = {name: default for name, _, default in self.known.values()}
+        out: dict[Any, Any] = {name: _fresh(default) for name, _, default in self.known.values()}
         last = -1
         for _ in range(count):
             tag = read_uvarint(stream, 32)
@@ -441,7 +460,7 @@ class TaggedFields(_Linked):
             if key not in self.by_name:
                 raise ValidationError(f"unknown tagged field {key!r}")
             tag, con, default = self.by_name[key]
-            if value != default:
+            if not _is_default(value, default):
                 entries.append((tag, con.build(value)))
         entries.sort()
         write_uvarint(len(entries), stream)

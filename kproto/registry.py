@@ -9,17 +9,45 @@ from __future__ import annotations
 
 from kproto.errors import UnsupportedVersionError
 from kproto.messages import (
+    api_versions,
+    create_topics,
+    delete_topics,
+    describe_groups,
     fetch,
     find_coordinator,
+    heartbeat,
+    init_producer_id,
+    join_group,
+    leave_group,
+    list_groups,
     list_offsets,
     metadata,
     offset_commit,
     offset_fetch,
     produce,
+    sync_group,
 )
 from kproto.schema import Message
 
-_MODULES = (produce, fetch, list_offsets, metadata, offset_commit, offset_fetch, find_coordinator)
+_MODULES = (
+    produce,
+    fetch,
+    list_offsets,
+    metadata,
+    offset_commit,
+    offset_fetch,
+    find_coordinator,
+    join_group,
+    heartbeat,
+    leave_group,
+    sync_group,
+    describe_groups,
+    list_groups,
+    api_versions,
+    create_topics,
+    delete_topics,
+    init_producer_id,
+)
 
 REQUESTS: dict[int, Message] = {m.REQUEST.api_key: m.REQUEST for m in _MODULES}
 RESPONSES: dict[int, Message] = {m.RESPONSE.api_key: m.RESPONSE for m in _MODULES}

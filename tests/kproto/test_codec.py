@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kproto_strategies import (
+    PER_VERSION,
     REQUEST_VERSIONS,
     RESPONSE_VERSIONS,
     ids,
@@ -23,6 +24,7 @@ CLIENT_ID = st.none() | st.text(max_size=10)
 
 @pytest.mark.parametrize(("msg", "version"), REQUEST_VERSIONS, ids=ids(REQUEST_VERSIONS))
 @given(data=st.data(), correlation_id=INT32, client_id=CLIENT_ID)
+@PER_VERSION
 def test_request_round_trip(
     msg: Message, version: int, data: st.DataObject, correlation_id: int, client_id: str | None
 ) -> None:
@@ -42,6 +44,7 @@ def test_request_round_trip(
 
 @pytest.mark.parametrize(("msg", "version"), RESPONSE_VERSIONS, ids=ids(RESPONSE_VERSIONS))
 @given(data=st.data(), correlation_id=INT32)
+@PER_VERSION
 def test_response_round_trip(msg: Message, version: int, data: st.DataObject, correlation_id: int) -> None:
     body = data.draw(message_strategy(msg, version))
     frame = kproto.encode_response(msg.api_key, version, correlation_id, body)

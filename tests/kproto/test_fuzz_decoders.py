@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kproto_strategies import REQUEST_VERSIONS, RESPONSE_VERSIONS, ids, message_strategy
+from kproto_strategies import PER_VERSION, REQUEST_VERSIONS, RESPONSE_VERSIONS, ids, message_strategy
 
 import kproto
 from kproto.schema import Message
@@ -62,6 +62,7 @@ def test_random_bytes_never_escape_as_anything_but_kproto_errors(data: bytes) ->
 
 @pytest.mark.parametrize(("msg", "version"), REQUEST_VERSIONS, ids=ids(REQUEST_VERSIONS))
 @given(data=st.data())
+@PER_VERSION
 def test_mutated_requests(msg: Message, version: int, data: st.DataObject) -> None:
     body = data.draw(message_strategy(msg, version))
     frame = kproto.encode_request(msg.api_key, version, 1, body, client_id="fuzz")
@@ -74,6 +75,7 @@ def test_mutated_requests(msg: Message, version: int, data: st.DataObject) -> No
 
 @pytest.mark.parametrize(("msg", "version"), RESPONSE_VERSIONS, ids=ids(RESPONSE_VERSIONS))
 @given(data=st.data())
+@PER_VERSION
 def test_mutated_responses(msg: Message, version: int, data: st.DataObject) -> None:
     body = data.draw(message_strategy(msg, version))
     frame = kproto.encode_response(msg.api_key, version, 1, body)
