@@ -122,9 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     print(f"# {platform.machine()}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}")
-    print(
-        "round | order | hmb_client msg/s | kafka-python msg/s | librdkafka msg/s | hmb/kafka-python | hmb/librdkafka"
-    )
+    print("round | order | hmb_client msg/s | kafka-python msg/s | librdkafka msg/s"
+          " | hmb/kafka-python | hmb/librdkafka")
     for rnd in range(args.rounds):
         order = CLIENTS[rnd % 3 :] + CLIENTS[: rnd % 3]
         rates: dict[str, float] = {}

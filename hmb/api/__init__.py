@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from hmb.api import (
+    api_versions,
     fetch,
     find_coordinator,
     list_offsets,
@@ -42,6 +43,6 @@ HANDLERS: dict[int, Handler] = {
     h.api_key: h
     for h in map(
         _handler,
-        (produce, fetch, list_offsets, metadata, offset_commit, offset_fetch, find_coordinator),
+        (produce, fetch, list_offsets, metadata, offset_commit, offset_fetch, find_coordinator, api_versions),
     )
 }

@@ -21,10 +21,11 @@ import trio
 
 import kproto
 from hmb.api import HANDLERS
+from hmb.api.api_versions import unsupported_version_response
 from hmb.api.context import CloseConnection, NoResponse, RawResponse, RequestContext
 from hmb.log.partition import FileRegion
 from hmb.net.sendfile import sendfile
-from kproto import DecodeError, KprotoError, UnsupportedVersionError
+from kproto import ApiKey, DecodeError, KprotoError, UnsupportedVersionError
 
 if TYPE_CHECKING:
     from hmb.broker import Broker
@@ -131,6 +132,9 @@ class Connection:
         except DecodeError as exc:
             self._fail(str(exc))
         handler = HANDLERS.get(peek.api_key)
+        if peek.api_key == ApiKey.API_VERSIONS and (handler is None or not handler.supports(peek.version)):
+            # a client newer than us: tell it what we have, in the layout every version reads
+            return unsupported_version_response(peek.correlation_id)
         if handler is None or not handler.supports(peek.version):
             self._fail(
                 f"unsupported request {kproto.ApiKey.name_of(peek.api_key)} v{peek.version}"
