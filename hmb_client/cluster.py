@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import trio
 
@@ -67,6 +68,32 @@ class ClusterConfig:
     reconnect_backoff_s: float = 0.05
     reconnect_backoff_max_s: float = 1.0
     metadata_max_age_s: float = 300.0
+
+
+class ClientSettings(Protocol):
+    """The connection settings producer and consumer configs share (kafka-python names)."""
+
+    @property
+    def bootstrap_servers(self) -> str | list[str]: ...
+    @property
+    def client_id(self) -> str: ...
+    @property
+    def request_timeout_ms(self) -> int: ...
+    @property
+    def reconnect_backoff_ms(self) -> int: ...
+    @property
+    def reconnect_backoff_max_ms(self) -> int: ...
+
+
+def cluster_config_of(cfg: ClientSettings) -> ClusterConfig:
+    """The cluster settings of a producer or consumer config."""
+    return ClusterConfig(
+        bootstrap=parse_bootstrap(cfg.bootstrap_servers),
+        client_id=cfg.client_id,
+        request_timeout_s=cfg.request_timeout_ms / 1000,
+        reconnect_backoff_s=cfg.reconnect_backoff_ms / 1000,
+        reconnect_backoff_max_s=cfg.reconnect_backoff_max_ms / 1000,
+    )
 
 
 @dataclass

@@ -45,7 +45,7 @@ from typing import Any
 
 import trio
 
-from hmb_client.cluster import Cluster, ClusterConfig, parse_bootstrap
+from hmb_client.cluster import Cluster, cluster_config_of
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import (
     IllegalStateError,
@@ -103,12 +103,7 @@ class Consumer(_FetchLoop):
         self._wake: trio.Event | None = None
         self._nursery: trio.Nursery | None = None
         self._scope: trio.CancelScope | None = None
-        self._cluster_config = ClusterConfig(
-            bootstrap=parse_bootstrap(cfg.bootstrap_servers), client_id=cfg.client_id,
-            request_timeout_s=cfg.request_timeout_ms / 1000,
-            reconnect_backoff_s=cfg.reconnect_backoff_ms / 1000,
-            reconnect_backoff_max_s=cfg.reconnect_backoff_max_ms / 1000,
-        )
+        self._cluster_config = cluster_config_of(cfg)
         self._io = IoThread("hmb-consumer-io")
         self._cluster: Cluster = self._io.run(self._start)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import trio
 
-from hmb_client.cluster import Cluster, ClusterConfig, parse_bootstrap
+from hmb_client.cluster import Cluster, cluster_config_of
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import (
     IllegalStateError,
@@ -244,13 +244,7 @@ class Producer:
         self._wake: trio.Event | None = None
         self._stopping = False
         cfg = self.config
-        self._cluster_config = ClusterConfig(
-            bootstrap=parse_bootstrap(cfg.bootstrap_servers),
-            client_id=cfg.client_id,
-            request_timeout_s=cfg.request_timeout_ms / 1000,
-            reconnect_backoff_s=cfg.reconnect_backoff_ms / 1000,
-            reconnect_backoff_max_s=cfg.reconnect_backoff_max_ms / 1000,
-        )
+        self._cluster_config = cluster_config_of(cfg)
         self._cluster: Cluster = self._io.run(self._start)
 
     async def _start(self) -> Cluster:

@@ -16,7 +16,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 _LISTENING = re.compile(r"listening on ([\d.]+):(\d+)")
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,3 +127,54 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+# ---------------------------------------------------------------- fixtures and helpers shared by test dirs
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[BrokerProcess]:
+    """A fresh broker process for one test."""
+    with BrokerProcess(tmp_path / "data") as b:
+        yield b
+
+
+@pytest.fixture
+def make_broker(tmp_path: Path) -> Iterator[Callable[..., BrokerProcess]]:
+    """A factory for brokers with settings: ``make_broker("num.partitions=3")``."""
+    started: list[BrokerProcess] = []
+
+    def factory(*overrides: str, data_dir: Path | None = None) -> BrokerProcess:
+        b = BrokerProcess(data_dir or tmp_path / f"data{len(started)}", *overrides)
+        started.append(b)
+        return b.start()
+
+    yield factory
+    for b in started:
+        b.kill()
+
+
+LEGACY_RDKAFKA = {"api.version.request": False, "broker.version.fallback": "0.8.2", "log_level": 3}
+
+
+def rdkafka_read_back(
+    bootstrap: str, topic: str, partition: int, expected: int, timeout: float = 60
+) -> list[Any]:
+    """Up to ``expected`` messages of a partition from offset 0, read by librdkafka in 0.8.2 mode:
+    an independent client, to check what another one wrote."""
+    import confluent_kafka as ck
+
+    c = ck.Consumer(
+        {"bootstrap.servers": bootstrap, **LEGACY_RDKAFKA, "group.id": "verify", "enable.auto.commit": False}
+    )
+    try:
+        c.assign([ck.TopicPartition(topic, partition, 0)])
+        got: list[Any] = []
+        deadline = time.monotonic() + timeout
+        while len(got) < expected and time.monotonic() < deadline:
+            for m in c.consume(10000, 0.2):
+                assert not m.error(), m.error()
+                got.append(m)
+        return got
+    finally:
+        c.close()

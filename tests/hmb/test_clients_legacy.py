@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from broker_process import BrokerProcess
+from broker_process import BrokerProcess, rdkafka_read_back
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 kafka = pytest.importorskip("kafka")
@@ -36,18 +36,7 @@ def _rd(broker: BrokerProcess, **extra: Any) -> dict[str, Any]:
 def _consume_all(
     broker: BrokerProcess, topic: str, expected: int, partition: int = 0, timeout: float = 60
 ) -> list[Any]:
-    c = confluent_kafka.Consumer(_rd(broker, **{"group.id": "verify", "enable.auto.commit": False}))
-    try:
-        c.assign([confluent_kafka.TopicPartition(topic, partition, 0)])
-        got: list[Any] = []
-        deadline = time.monotonic() + timeout
-        while len(got) < expected and time.monotonic() < deadline:
-            for m in c.consume(10000, 0.5):
-                assert not m.error(), m.error()
-                got.append(m)
-        return got
-    finally:
-        c.close()
+    return rdkafka_read_back(broker.bootstrap, topic, partition, expected, timeout)
 
 
 def _value(i: int) -> bytes:

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 import pytest
-from broker_process import BrokerProcess
+from broker_process import BrokerProcess, rdkafka_read_back
 
 from hmb_client.errors import (
     KafkaError,
@@ -30,20 +30,7 @@ LEGACY = {"api.version.request": False, "broker.version.fallback": "0.8.2", "log
 def read_back(
     broker: BrokerProcess, topic: str, partition: int, expected: int, timeout: float = 30
 ) -> list[Any]:
-    c = ck.Consumer(
-        {"bootstrap.servers": broker.bootstrap, **LEGACY, "group.id": "verify", "enable.auto.commit": False}
-    )
-    try:
-        c.assign([ck.TopicPartition(topic, partition, 0)])
-        got: list[Any] = []
-        deadline = time.monotonic() + timeout
-        while len(got) < expected and time.monotonic() < deadline:
-            for m in c.consume(10000, 0.2):
-                assert not m.error(), m.error()
-                got.append(m)
-        return got
-    finally:
-        c.close()
+    return rdkafka_read_back(broker.bootstrap, topic, partition, expected, timeout)
 
 
 @pytest.mark.parametrize("compression", [None, "gzip", "snappy", "lz4"])
