@@ -21,21 +21,13 @@ in bench/results/kproto-micro.md.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-import kafka.record as kafka_records
 import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
+from micro_data import VALUES, N, kafka_read
 
 from kproto.records import MessageSetBuilder, assign_offsets, build_message_set, read_message_set
-
-N = 1000
-VALUES = [os.urandom(100) for _ in range(N)]
-KEYS: dict[str, list[bytes | None]] = {
-    "key10": [b"key-%06d" % i for i in range(N)],  # 10-byte keys
-    "nullkey": [None] * N,
-}
 
 
 def kproto_build(keys: list[bytes | None], magic: int = 0) -> bytes:
@@ -52,19 +44,6 @@ def kafka_build(keys: list[bytes | None]) -> bytes:
     for i, (key, value) in enumerate(zip(keys, VALUES, strict=True)):
         append(i, None, key, value)
     return bytes(builder.build())
-
-
-def kafka_read(data: bytes) -> list[Any]:
-    records = kafka_records.MemoryRecords(data)
-    out: list[Any] = []
-    while (batch := records.next_batch()) is not None:
-        out.extend(batch)
-    return out
-
-
-@pytest.fixture(params=sorted(KEYS))
-def keys(request: pytest.FixtureRequest) -> list[bytes | None]:
-    return KEYS[str(request.param)]
 
 
 def _check(data: bytes, keys: list[bytes | None]) -> None:

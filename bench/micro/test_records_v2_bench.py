@@ -22,22 +22,15 @@ Run: ``.venv/bin/pytest bench/micro/test_records_v2_bench.py --benchmark-enable
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-import kafka.record as kafka_records
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from micro_data import VALUES, N, kafka_read
 
 from kproto.records import RecordBatchBuilder, assign_offsets_any, read_record_batches
 
-N = 1000
 TS = 1_700_000_000_000
-VALUES = [os.urandom(100) for _ in range(N)]
-KEYS: dict[str, list[bytes | None]] = {
-    "key10": [b"key-%06d" % i for i in range(N)],  # 10-byte keys
-    "nullkey": [None] * N,
-}
 
 
 def kproto_build(keys: list[bytes | None]) -> bytes:
@@ -54,19 +47,6 @@ def kafka_build(keys: list[bytes | None]) -> bytes:
     for i, (key, value) in enumerate(zip(keys, VALUES, strict=True)):
         append(i, TS, key, value, [])
     return bytes(builder.build())
-
-
-def kafka_read(data: bytes) -> list[Any]:
-    records = kafka_records.MemoryRecords(data)
-    out: list[Any] = []
-    while (batch := records.next_batch()) is not None:
-        out.extend(batch)
-    return out
-
-
-@pytest.fixture(params=sorted(KEYS))
-def keys(request: pytest.FixtureRequest) -> list[bytes | None]:
-    return KEYS[str(request.param)]
 
 
 def _check(data: bytes, keys: list[bytes | None]) -> None:
