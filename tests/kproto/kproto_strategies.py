@@ -213,3 +213,18 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+def mutate(draw: st.DrawFn, buf: bytearray, max_ops: int = 3) -> None:
+    """Damage ``buf`` in place: 1..max_ops flips, insertions, deletions or truncations."""
+    for _ in range(draw(st.integers(min_value=1, max_value=max_ops))):
+        op = draw(st.sampled_from(["flip", "insert", "delete", "truncate"]))
+        pos = draw(st.integers(min_value=0, max_value=max(len(buf) - 1, 0)))
+        if op == "flip" and buf:
+            buf[pos] ^= draw(st.integers(min_value=1, max_value=255))
+        elif op == "insert":
+            buf[pos:pos] = draw(st.binary(min_size=1, max_size=8))
+        elif op == "delete":
+            del buf[pos : pos + draw(st.integers(min_value=1, max_value=8))]
+        else:
+            del buf[pos:]

@@ -24,6 +24,7 @@ import kafka.record.legacy_records as kafka_legacy
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kproto_strategies import mutate
 
 from kproto.errors import CorruptRecordError, EncodeError, KprotoError
 from kproto.records import (
@@ -97,9 +98,7 @@ def kafka_read(data: bytes | bytearray) -> list[tuple[int, int | None, bytes | N
             out.append((rec.offset, rec.timestamp, rec.key, rec.value))
 
 
-def kafka_build(
-    records: list[tuple[bytes | None, bytes | None, int]], magic: int, codec: int
-) -> bytes:
+def kafka_build(records: list[tuple[bytes | None, bytes | None, int]], magic: int, codec: int) -> bytes:
     """kafka-python's encoding (offsets 0..n-1 as its producer writes them)."""
     _needs_xxhash(magic, codec)
     builder = kafka_legacy.LegacyRecordBatchBuilder(magic, int(codec), 1 << 30)
@@ -138,8 +137,7 @@ def test_round_trip(magic: int, codec: Compression, records: list[Any], base: in
     data = build_message_set(records, magic=magic, compression=codec, base_offset=base)
     got = read_message_set(data, allow_partial_tail=False)
     expected = [
-        (base + i, ts if magic == 1 else None, key, value)
-        for i, (key, value, ts) in enumerate(records)
+        (base + i, ts if magic == 1 else None, key, value) for i, (key, value, ts) in enumerate(records)
     ]
     assert view(got) == expected
     assert all(r.magic == magic and r.attributes == 0 for r in got)
@@ -352,9 +350,7 @@ BAD_WRAPPERS = {
     "empty inner": _message(0, 0, 1, None, gzip.compress(b"")),
     "null value": _message(0, 0, 1, None, None),
     "truncated inner": _message(0, 0, 1, None, gzip.compress(_message(0, 0, 0, None, b"x")[:-1])),
-    "bad inner crc": _message(
-        0, 0, 1, None, gzip.compress(_message(0, 0, 0, None, b"x")[:-1] + b"y")
-    ),
+    "bad inner crc": _message(0, 0, 1, None, gzip.compress(_message(0, 0, 0, None, b"x")[:-1] + b"y")),
     "zstd in magic 1": _message(0, 1, 4, None, compress(Compression.ZSTD, b"")),
     "codec 7": _message(0, 0, 7, None, b"junk"),
     "not gzip": _message(0, 0, 1, None, b"definitely not gzip"),
@@ -670,17 +666,7 @@ def mutated_sets(draw: st.DrawFn) -> bytes:
     magic = draw(st.sampled_from([0, 1]))
     codec = draw(st.sampled_from(LEGACY_CODECS))
     buf = bytearray(build_message_set(records, magic, codec))
-    for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        op = draw(st.sampled_from(["flip", "insert", "delete", "truncate"]))
-        pos = draw(st.integers(min_value=0, max_value=max(len(buf) - 1, 0)))
-        if op == "flip" and buf:
-            buf[pos] ^= draw(st.integers(min_value=1, max_value=255))
-        elif op == "insert":
-            buf[pos:pos] = draw(st.binary(min_size=1, max_size=8))
-        elif op == "delete":
-            del buf[pos : pos + draw(st.integers(min_value=1, max_value=8))]
-        else:
-            del buf[pos:]
+    mutate(draw, buf)
     return bytes(buf)
 
 

@@ -28,6 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.util import encode_varint
+from kproto_strategies import mutate
 
 from kproto.errors import CorruptRecordError, EncodeError, KprotoError
 from kproto.records import (
@@ -169,9 +170,7 @@ def kafka_build(
     offsets: list[int] | None = None,
 ) -> bytes:
     """kafka-python's encoding (base offset 0, partitionLeaderEpoch 0)."""
-    builder = kafka_default.DefaultRecordBatchBuilder(
-        2, int(codec), transactional, pid, epoch, seq, 1 << 30
-    )
+    builder = kafka_default.DefaultRecordBatchBuilder(2, int(codec), transactional, pid, epoch, seq, 1 << 30)
     for i, (key, value, ts, headers) in enumerate(records):
         offset = i if offsets is None else offsets[i]
         assert builder.append(offset, ts, key, value, list(headers)) is not None
@@ -206,9 +205,9 @@ def expected(records: list[Rec], base: int = 0) -> list[View]:
 
 
 blobs = st.none() | st.binary(max_size=64)
-header_lists = st.lists(
-    st.tuples(st.text(max_size=8), st.none() | st.binary(max_size=16)), max_size=3
-).map(tuple)
+header_lists = st.lists(st.tuples(st.text(max_size=8), st.none() | st.binary(max_size=16)), max_size=3).map(
+    tuple
+)
 timestamps = st.integers(min_value=-(2**61), max_value=2**61)  # deltas fit an int64
 record_lists = st.lists(st.tuples(blobs, blobs, timestamps, header_lists), min_size=1, max_size=10)
 
@@ -619,13 +618,9 @@ def _exercise(data: bytes) -> None:
         if readable is not None:
             back = read_message_set(converted, allow_partial_tail=False)
             assert all(r.magic <= to_magic for r in back)
-            assert [(r.offset, r.key, r.value) for r in back] == [
-                (o, k, v) for o, _, k, v, _ in readable
-            ]
+            assert [(r.offset, r.key, r.value) for r in back] == [(o, k, v) for o, _, k, v, _ in readable]
     try:
-        result = assign_batches(
-            bytearray(data), 17, max_message_bytes=4096, max_decompressed_bytes=1 << 16
-        )
+        result = assign_batches(bytearray(data), 17, max_message_bytes=4096, max_decompressed_bytes=1 << 16)
     except KprotoError:
         return
     try:  # accepted on framing + CRC; the records may still be bad (see validate_records)
@@ -656,17 +651,7 @@ def mutated_sets(draw: st.DrawFn) -> bytes:
             parts.append(build(records, draw(st.sampled_from(ALL_CODECS)), i))
     buf = bytearray(b"".join(parts))
     recrc = draw(st.booleans())  # re-checksum so that mutations reach the record decoder
-    for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        op = draw(st.sampled_from(["flip", "insert", "delete", "truncate"]))
-        pos = draw(st.integers(min_value=0, max_value=max(len(buf) - 1, 0)))
-        if op == "flip" and buf:
-            buf[pos] ^= draw(st.integers(min_value=1, max_value=255))
-        elif op == "insert":
-            buf[pos:pos] = draw(st.binary(min_size=1, max_size=8))
-        elif op == "delete":
-            del buf[pos : pos + draw(st.integers(min_value=1, max_value=8))]
-        else:
-            del buf[pos:]
+    mutate(draw, buf)
     if recrc and len(buf) >= 61 and buf[16] == 2:
         length = struct.unpack_from(">i", buf, 8)[0]
         if 49 <= length <= len(buf) - 12:
@@ -694,8 +679,14 @@ def _mixed_set() -> tuple[bytes, list[View]]:
         build_message_set(legacy, magic=1, compression=Compression.GZIP),
         build_message_set(legacy, magic=0, compression=Compression.SNAPPY),
         build_message_set(legacy, magic=1),
-        build(FIXED[:1], Compression.LZ4, producer_id=12, producer_epoch=0, base_sequence=0,
-              is_transactional=True),
+        build(
+            FIXED[:1],
+            Compression.LZ4,
+            producer_id=12,
+            producer_epoch=0,
+            base_sequence=0,
+            is_transactional=True,
+        ),
     ]
     want: list[tuple[bytes | None, bytes | None]] = [
         *[(k, v) for k, v, _, _ in FIXED[:3]],
@@ -881,9 +872,7 @@ def test_downconvert_read_by_kafka_python(to_magic: int) -> None:
     assert [(o, k, v) for o, _, k, v, _ in theirs] == [(o, k, v) for o, _, k, v, _ in want]
     if to_magic == 1:
         v1 = read_message_set(out)
-        assert [r.timestamp for r in v1 if r.magic == 1] == [
-            r[1] for r in want if r[0] not in (0, 1)
-        ]
+        assert [r.timestamp for r in v1 if r.magic == 1] == [r[1] for r in want if r[0] not in (0, 1)]
         lat = [r for r in v1 if r.offset in (11, 14, 18)]
         assert all(r.attributes & 0x08 and r.timestamp == TS + 50 for r in lat)
     # Entries already in the target format are copied byte for byte.
@@ -908,9 +897,7 @@ def test_downconvert_passes_through_and_validates() -> None:
     assert downconvert(b"", 0) == b""
     v0 = downconvert(legacy, 0)
     assert [r.magic for r in read_message_set(v0)] == [0] * (2 * len(FIXED))
-    assert [(r.key, r.value) for r in read_message_set(v0)] == [
-        (k, v) for k, v, _ in FIXED_LEGACY * 2
-    ]
+    assert [(r.key, r.value) for r in read_message_set(v0)] == [(k, v) for k, v, _ in FIXED_LEGACY * 2]
     with pytest.raises(ValueError):
         downconvert(legacy, 2)
     bad = bytearray(build(FIXED))
