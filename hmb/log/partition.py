@@ -191,7 +191,7 @@ class PartitionLog:
             raise RecordListTooLargeError(f"{len(records)} bytes exceed log.segment.bytes")
         async with self._state.modify() as state:
             base = self.high_watermark
-            result = assign_batches(bytearray(records), base, max_message_bytes=self.config.max_message_bytes)
+            result = assign_batches(records, base, max_message_bytes=self.config.max_message_bytes)
             if result.producer_batches and not allow_v2:
                 # Kafka: Produce v0-v2 may only carry magic 0/1; their consumers could not read v2
                 raise CorruptRecordError("RecordBatch v2 (magic 2) needs Produce v3 or later")

@@ -22,6 +22,8 @@ import zlib
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from crc32c import crc32c
+
 HEADER = struct.Struct(">qi")  # offset, size
 HEADER_SIZE = 12
 V2_LAST_DELTA = struct.Struct(">i")
@@ -70,12 +72,6 @@ class BadEntry(NamedTuple):
     reason: str
 
 
-def _crc32c(data: bytes | memoryview) -> int:
-    import crc32c  # only magic 2 needs it
-
-    return int(crc32c.crc32c(data))
-
-
 def check_entry(buf: bytes | memoryview, validate: bool = True) -> tuple[int, int] | str:
     """``(last_offset, magic)`` of one complete entry, or the reason it is bad."""
     offset, size = HEADER.unpack_from(buf, 0)
@@ -88,9 +84,9 @@ def check_entry(buf: bytes | memoryview, validate: bool = True) -> tuple[int, in
         if validate and zlib.crc32(buf[16:]) != struct.unpack_from(">I", buf, 12)[0]:
             return "CRC mismatch"
         return int(offset), magic
-    if validate and _crc32c(buf[21:]) != struct.unpack_from(">I", buf, 17)[0]:
+    if validate and crc32c(buf[21:]) != struct.unpack_from(">I", buf, 17)[0]:
         return "CRC-32C mismatch"
-    return int(offset) + V2_LAST_DELTA.unpack_from(buf, 23)[0], magic
+    return entry_last_offset(buf), magic
 
 
 def iter_entries(
@@ -142,7 +138,7 @@ def iter_entries(
         pos += total
 
 
-def entry_last_offset(header: bytes) -> int:
+def entry_last_offset(header: bytes | memoryview) -> int:
     """Last offset of an entry from its first 27 bytes (any magic)."""
     offset, _size = HEADER.unpack_from(header, 0)
     if header[16] >= 2:

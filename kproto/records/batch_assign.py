@@ -82,7 +82,7 @@ class BatchAssignResult(NamedTuple):
 
 
 def assign_batches(
-    buf: bytearray,
+    buf: bytes | bytearray,
     next_offset: int,
     *,
     max_message_bytes: int | None = None,

@@ -11,6 +11,7 @@ tagged field at its default or at a drawn value, sometimes unknown tags
 from __future__ import annotations
 
 import functools
+import struct
 from typing import Any
 
 from construct import Construct, Struct
@@ -228,3 +229,14 @@ def mutate(draw: st.DrawFn, buf: bytearray, max_ops: int = 3) -> None:
             del buf[pos : pos + draw(st.integers(min_value=1, max_value=8))]
         else:
             del buf[pos:]
+
+
+def entry_boundaries(data: bytes) -> list[int]:
+    """Start of every top-level entry of a record set (any magic), plus the end."""
+    out = [0]
+    pos = 0
+    while pos < len(data):
+        (size,) = struct.unpack_from(">i", data, pos + 8)
+        pos += 12 + size
+        out.append(pos)
+    return out

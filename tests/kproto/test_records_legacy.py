@@ -24,7 +24,7 @@ import kafka.record.legacy_records as kafka_legacy
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kproto_strategies import mutate
+from kproto_strategies import entry_boundaries, mutate
 
 from kproto.errors import CorruptRecordError, EncodeError, KprotoError
 from kproto.records import (
@@ -65,17 +65,6 @@ def _message(
     for blob in (key, value):
         body += struct.pack(">i", -1) if blob is None else struct.pack(">i", len(blob)) + blob
     return struct.pack(">qiI", offset, len(body) + 4, zlib.crc32(body)) + body
-
-
-def _boundaries(data: bytes) -> list[int]:
-    """Start of every top-level entry, plus the end."""
-    out = [0]
-    pos = 0
-    while pos < len(data):
-        (size,) = struct.unpack_from(">i", data, pos + 8)
-        pos += 12 + size
-        out.append(pos)
-    return out
 
 
 def _needs_xxhash(magic: int, codec: int) -> None:
@@ -297,7 +286,7 @@ def test_lz4_builder_header_checksum(magic: int, want_old: bool) -> None:
 
 def test_partial_tail_every_cut() -> None:
     data = build_message_set(FIXED, magic=1)
-    bounds = _boundaries(data)
+    bounds = entry_boundaries(data)
     for cut in range(len(data) + 1):
         complete = sum(1 for b in bounds[1:] if b <= cut)
         got = read_message_set(data[:cut])
@@ -468,7 +457,7 @@ def test_assign_accepts_bytes_and_empty() -> None:
 
 def _flip_targets(data: bytes) -> Iterator[int]:
     """Every byte of every entry except the 8 Offset bytes (rewritten anyway)."""
-    bounds = _boundaries(data)
+    bounds = entry_boundaries(data)
     for start, stop in itertools.pairwise(bounds):
         yield from range(start + 8, stop)
 
@@ -491,7 +480,7 @@ def test_assign_rejects_every_flipped_byte(magic: int, codec: Compression) -> No
 @pytest.mark.parametrize("magic", [0, 1])
 def test_assign_rejects_truncation_everywhere(magic: int) -> None:
     data = build_message_set(FIXED[:2], magic) + build_message_set(FIXED, magic, 2)
-    bounds = _boundaries(data)
+    bounds = entry_boundaries(data)
     for cut in range(len(data)):
         if cut in bounds:
             assert assign_offsets(bytearray(data[:cut]), 0).count == [0, 1, 2][bounds.index(cut)]
@@ -504,7 +493,7 @@ def test_assign_rejects_truncation_everywhere(magic: int) -> None:
 @pytest.mark.parametrize("codec", [Compression.NONE, Compression.LZ4])
 def test_assign_max_message_bytes(magic: int, codec: Compression) -> None:
     data = build_message_set(FIXED, magic, codec)
-    largest = max(b - a for a, b in itertools.pairwise(_boundaries(data)))
+    largest = max(b - a for a, b in itertools.pairwise(entry_boundaries(data)))
     assert assign_offsets(bytearray(data), 0, max_message_bytes=largest).count == len(FIXED)
     with pytest.raises(RecordTooLargeError) as info:
         assign_offsets(bytearray(data), 0, max_message_bytes=largest - 1)

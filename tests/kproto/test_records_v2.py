@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.util import encode_varint
-from kproto_strategies import mutate
+from kproto_strategies import entry_boundaries, mutate
 
 from kproto.errors import CorruptRecordError, EncodeError, KprotoError
 from kproto.records import (
@@ -135,16 +135,6 @@ def _recrc(batch: bytes | bytearray) -> bytes:
 def _message(offset: int, magic: int, key: bytes | None, value: bytes | None) -> bytes:
     """One uncompressed MessageSet entry (via kproto's legacy builder, tested elsewhere)."""
     return build_message_set([(key, value, TS)], magic=magic, base_offset=offset)
-
-
-def _boundaries(data: bytes) -> list[int]:
-    out = [0]
-    pos = 0
-    while pos < len(data):
-        (size,) = struct.unpack_from(">i", data, pos + 8)
-        pos += 12 + size
-        out.append(pos)
-    return out
 
 
 def build(
@@ -461,7 +451,7 @@ def test_control_batches_are_skipped_but_exposed() -> None:
 
 def _flip_targets(data: bytes) -> Iterator[int]:
     """Every byte except baseOffset and partitionLeaderEpoch (outside the CRC, unchecked)."""
-    for start, stop in itertools.pairwise(_boundaries(data)):
+    for start, stop in itertools.pairwise(entry_boundaries(data)):
         yield from range(start + 8, start + 12)
         yield from range(start + 16, stop)
 
@@ -486,7 +476,7 @@ def test_every_flipped_byte_is_detected(codec: Compression) -> None:
 
 def test_truncation_everywhere() -> None:
     data = build(FIXED[:2]) + build(FIXED, Compression.LZ4, base_offset=2) + build(FIXED[:1])
-    bounds = _boundaries(data)
+    bounds = entry_boundaries(data)
     counts = [0, 2, 2 + len(FIXED), 3 + len(FIXED)]
     for cut in range(len(data)):
         complete = max(i for i, b in enumerate(bounds) if b <= cut)
@@ -726,7 +716,7 @@ def test_assign_mixed_magic_set() -> None:
 
 
 def _v2_starts(data: bytes) -> list[int]:
-    return [p for p in _boundaries(data)[:-1] if data[p + 16] == 2]
+    return [p for p in entry_boundaries(data)[:-1] if data[p + 16] == 2]
 
 
 def test_assign_v2_in_place() -> None:
@@ -737,7 +727,7 @@ def test_assign_v2_in_place() -> None:
     assert (result.count, result.last_offset) == (len(FIXED) + 2, 2**40 + len(FIXED) + 1)
     # Only the two baseOffsets changed.
     diff = [i for i, (a, b) in enumerate(zip(before, buf, strict=True)) if a != b]
-    second = _boundaries(before)[1]
+    second = entry_boundaries(before)[1]
     assert all(i < 8 or second <= i < second + 8 for i in diff)
     assert [r[0] for r in kafka_read(buf)] == list(range(2**40, 2**40 + len(FIXED) + 2))
 
@@ -793,7 +783,7 @@ def test_assign_validate_records_checks_offset_deltas() -> None:
 
 def test_assign_max_message_bytes() -> None:
     data = build(FIXED[:2]) + build(FIXED, Compression.GZIP) + _message(0, 1, b"k", b"v" * 10)
-    sizes = [b - a for a, b in itertools.pairwise(_boundaries(data))]
+    sizes = [b - a for a, b in itertools.pairwise(entry_boundaries(data))]
     largest = max(sizes)
     assert assign_batches(bytearray(data), 0, max_message_bytes=largest).count == len(FIXED) + 3
     with pytest.raises(RecordTooLargeError) as info:
@@ -814,7 +804,7 @@ def test_read_records_mixed_magic() -> None:
     magic0 = [r for r in ours if r.offset in (3, 4)]
     assert [r.timestamp for r in magic0] == [-1, -1]  # magic 0 has no timestamp
     assert all(isinstance(r, DefaultRecord) for r in ours)
-    bounds = _boundaries(bytes(assigned))
+    bounds = entry_boundaries(bytes(assigned))
     for cut in range(len(assigned) - 120, len(assigned)):
         complete = max(i for i, b in enumerate(bounds) if b <= cut)
         got = read_records(assigned[:cut])
@@ -883,7 +873,7 @@ def test_downconvert_read_by_kafka_python(to_magic: int) -> None:
 @pytest.mark.parametrize("to_magic", [0, 1])
 def test_downconvert_drops_partial_tail(to_magic: int) -> None:
     data, _ = _log_set()
-    bounds = _boundaries(data)
+    bounds = entry_boundaries(data)
     for cut in [*range(bounds[-2], len(data)), bounds[2] + 30, bounds[1] - 1]:
         complete = max(b for b in bounds if b <= cut)
         out = downconvert(data[:cut], to_magic)
