@@ -5,6 +5,13 @@ Many requests may be in flight; responses are matched by correlation id
 expect no answer (Produce with acks=0) are only written.  When the
 connection breaks, every waiting request fails with
 :class:`~hmb_client.errors.KafkaConnectionError` at once, so nothing hangs.
+
+Versions are negotiated once per connection, as Kafka's clients do: the
+first request is ApiVersions v0 (every broker since 0.10 answers it), and
+:meth:`BrokerConnection.pick` then gives, per API, the highest version both
+sides know.  A broker that closes the connection instead (Kafka 0.8/0.9)
+is reconnected to and spoken to with the 0.8.2 table (``LEGACY_VERSIONS``),
+like librdkafka's ``broker.version.fallback``.
 """
 
 from __future__ import annotations
@@ -17,9 +24,21 @@ from typing import Any
 import trio
 
 import kproto
-from hmb_client.errors import KafkaConnectionError, KafkaTimeoutError
+from hmb_client.errors import KafkaConnectionError, KafkaTimeoutError, UnsupportedVersionError
+from kproto import ApiKey
 
 log = logging.getLogger(__name__)
+
+#: What a Kafka 0.8.2 broker serves (it does not know ApiVersions).
+LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
+    ApiKey.PRODUCE: (0, 0),
+    ApiKey.FETCH: (0, 0),
+    ApiKey.LIST_OFFSETS: (0, 0),
+    ApiKey.METADATA: (0, 0),
+    ApiKey.OFFSET_COMMIT: (0, 1),
+    ApiKey.OFFSET_FETCH: (0, 1),
+    ApiKey.FIND_COORDINATOR: (0, 0),
+}
 
 
 @dataclass
@@ -34,7 +53,15 @@ class _Pending:
 class BrokerConnection:
     """A connection to ``host:port``; open with :meth:`open` inside a nursery."""
 
-    def __init__(self, host: str, port: int, *, client_id: str, request_timeout_s: float) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        client_id: str,
+        request_timeout_s: float,
+        api_version_request: bool = True,
+    ) -> None:
         self.host = host
         self.port = port
         self.client_id = client_id
@@ -45,6 +72,9 @@ class BrokerConnection:
         self._ids = itertools.count(1)
         self._closed = trio.Event()
         self.error: BaseException | None = None
+        self.api_version_request = api_version_request
+        #: api key -> (min, max) the broker serves; filled by :meth:`open`
+        self.versions: dict[int, tuple[int, int]] = dict(LEGACY_VERSIONS)
 
     def __repr__(self) -> str:
         return f"<BrokerConnection {self.host}:{self.port}{' closed' if self.closed else ''}>"
@@ -58,20 +88,58 @@ class BrokerConnection:
         return len(self._pending)
 
     async def open(self, nursery: trio.Nursery, timeout_s: float) -> None:
+        """Connect and negotiate versions (unless ``api_version_request`` is off)."""
+        await self._connect(nursery, timeout_s)
+        if not self.api_version_request:
+            return
+        try:
+            body = await self.request(ApiKey.API_VERSIONS, 0, {}, timeout_s=timeout_s)
+        except KafkaConnectionError:
+            # A pre-0.10 broker closes the connection on an unknown API key.
+            log.info("%s:%d does not answer ApiVersions: using the 0.8.2 table", self.host, self.port)
+            if self._stream is not None:
+                await self._stream.aclose()
+            self._closed = trio.Event()
+            self.error = None
+            await self._connect(nursery, timeout_s)
+            return
+        if body.error_code:
+            code = body.error_code
+            raise UnsupportedVersionError(f"{self.host}:{self.port} refused ApiVersions v0 ({code})")
+        self.versions = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
+
+    async def _connect(self, nursery: trio.Nursery, timeout_s: float) -> None:
         try:
             with trio.fail_after(timeout_s):
                 self._stream = await trio.open_tcp_stream(self.host, self.port)
         except (OSError, trio.TooSlowError) as exc:
             self._closed.set()
             raise KafkaConnectionError(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
-        nursery.start_soon(self._reader)
+        nursery.start_soon(self._reader, self._stream)
 
-    async def _reader(self) -> None:
-        assert self._stream is not None
+    def pick(self, api_key: int, ours: tuple[int, int]) -> int:
+        """The highest version of ``api_key`` in both ``ours`` (min, max) and the broker's range.
+
+        Raises UnsupportedVersionError when the ranges do not meet (say a
+        0.8 broker asked for JoinGroup), naming both, so the caller can say
+        what the broker lacks.
+        """
+        theirs = self.versions.get(api_key)
+        if theirs is not None:
+            low, high = max(ours[0], theirs[0]), min(ours[1], theirs[1])
+            if low <= high:
+                return high
+        name = ApiKey(api_key).name if api_key in ApiKey._value2member_map_ else str(api_key)
+        raise UnsupportedVersionError(
+            f"{self.host}:{self.port} serves {name} versions {theirs or 'none'}, this client speaks {ours}"
+        )
+
+    async def _reader(self, stream: trio.SocketStream) -> None:
+        self._stream = stream
         decoder = kproto.FrameDecoder()
         try:
             while True:
-                data = await self._stream.receive_some(1 << 18)
+                data = await stream.receive_some(1 << 18)
                 if not data:
                     raise KafkaConnectionError(f"{self.host}:{self.port} closed the connection")
                 decoder.feed(data)

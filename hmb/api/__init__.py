@@ -39,10 +39,15 @@ def _handler(module: ModuleType) -> Handler:
     return Handler(int(module.API_KEY), low, high, module.handle)
 
 
-HANDLERS: dict[int, Handler] = {
-    h.api_key: h
-    for h in map(
-        _handler,
-        (produce, fetch, list_offsets, metadata, offset_commit, offset_fetch, find_coordinator, api_versions),
-    )
-}
+_MODULES: tuple[ModuleType, ...] = (
+    produce,
+    fetch,
+    list_offsets,
+    metadata,
+    offset_commit,
+    offset_fetch,
+    find_coordinator,
+    api_versions,
+)
+
+HANDLERS: dict[int, Handler] = {h.api_key: h for h in map(_handler, _MODULES)}
