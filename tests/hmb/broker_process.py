@@ -154,6 +154,19 @@ def make_broker(tmp_path: Path) -> Iterator[Callable[..., BrokerProcess]]:
         b.kill()
 
 
+@pytest.fixture
+def tansu() -> Iterator[Any]:
+    """A fresh Tansu reference broker (in-memory) for one test; skipped when it is not installed."""
+    from bench.tansu import TansuProcess, TansuUnavailableError, tansu_binary
+
+    try:
+        tansu_binary()
+    except TansuUnavailableError as exc:
+        pytest.skip(str(exc))
+    with TansuProcess() as t:
+        yield t
+
+
 LEGACY_RDKAFKA = {"api.version.request": False, "broker.version.fallback": "0.8.2", "log_level": 3}
 
 

@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-from broker_process import broker, make_broker  # noqa: F401 - the shared fixtures
+from broker_process import broker, make_broker, tansu  # noqa: F401 - the shared fixtures

@@ -7,4 +7,4 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hmb"))
 
-from broker_process import broker, make_broker  # noqa: F401 - the shared fixtures
+from broker_process import broker, make_broker, tansu  # noqa: F401 - the shared fixtures
