@@ -22,9 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "hmb"))
 
-from broker_process import BrokerProcess  # type: ignore[import-not-found]  # noqa: E402
+from bench.hmb_process import BrokerProcess  # noqa: E402
 
 KAFKA_PYTHON = r"""
 import sys, time
@@ -122,8 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     print(f"# {platform.machine()}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}")
-    print("round | order | hmb_client msg/s | kafka-python msg/s | librdkafka msg/s"
-          " | hmb/kafka-python | hmb/librdkafka")
+    print(
+        "round | order | hmb_client msg/s | kafka-python msg/s | librdkafka msg/s"
+        " | hmb/kafka-python | hmb/librdkafka"
+    )
     for rnd in range(args.rounds):
         order = CLIENTS[rnd % 3 :] + CLIENTS[: rnd % 3]
         rates: dict[str, float] = {}

@@ -27,9 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "hmb"))
 
-from broker_process import BrokerProcess  # type: ignore[import-not-found]  # noqa: E402
+from bench.hmb_process import BrokerProcess  # noqa: E402
 
 LEGACY = {"api.version.request": False, "broker.version.fallback": "0.8.2", "log_level": 3}
 MAGIC0_OVERHEAD = 26  # offset, size, crc, magic, attributes, key length, value length

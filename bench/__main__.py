@@ -1,0 +1,173 @@
+"""``python -m bench``: the thesis's throughput studies, aggregated with PySpark.
+
+    python -m bench batch-size              # Table 10.3: 100 B messages, batch 195 .. 56769 B
+    python -m bench message-size            # Table 10.5: batch 12800 B, messages 10 .. 100000 B
+    python -m bench batch-size --quick      # a minute or two: subset of cells, short windows
+    python -m bench report RESULTS_DIR      # re-aggregate a finished or interrupted run
+
+Four scenarios (producer -> broker): S1 librdkafka -> reference, S2
+librdkafka -> hmb, S3 hmb_client -> reference, S4 hmb_client -> hmb.  The
+reference broker is Tansu (started here, memory storage) unless
+``--kafka-bootstrap`` names a Kafka-compatible broker to use instead.
+Beyond the thesis: the same matrix for consumers (C1..C4, the client
+reading from the broker) and produce-to-consume latency at a fixed rate.
+
+Output in ``--out`` (default bench/results/<study>-<date>): samples.jsonl
+(every second measured), samples.parquet, report.md (tables with the
+thesis's figures beside ours) and PNG plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from pathlib import Path
+
+from bench import studies
+from bench.hmb_process import ROOT
+from bench.tansu import TansuUnavailableError, tansu_binary
+from bench.tcp_sampler import have_ss
+
+
+def _check_prerequisites(cfg: studies.RunConfig) -> str | None:
+    """What is missing to run, and how to get it; None when everything is here."""
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        return "confluent-kafka (librdkafka, the 'Kafka producer') is missing: pip install confluent-kafka"
+    if not cfg.kafka_bootstrap:
+        try:
+            tansu_binary()
+        except TansuUnavailableError as exc:
+            return f"{exc}; or pass --kafka-bootstrap HOST:PORT of a Kafka-compatible broker"
+    if not have_ss():
+        return "`ss` (iproute2) is missing: it reads the kernel's TCP counters; apt-get install iproute2"
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is missing (it aggregates the samples): pip install pyspark; it needs Java 17"
+    return None
+
+
+def _eta(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+def run_study(name: str, args: argparse.Namespace) -> int:
+    from hmb_client.progress import Progress
+
+    cfg = studies.RunConfig(
+        warmup_s=args.warmup,
+        window_s=args.window,
+        repetitions=args.repetitions,
+        quick=args.quick,
+        kafka_bootstrap=args.kafka_bootstrap,
+        consume=not args.no_consume,
+        latency=not args.no_latency,
+        consume_records=args.consume_records,
+        latency_rate=args.latency_rate,
+        linger_ms=args.linger_ms,
+    )
+    if args.quick:
+        cfg.warmup_s, cfg.window_s, cfg.repetitions = min(cfg.warmup_s, 1), min(cfg.window_s, 2), 1
+        cfg.consume_records, cfg.latency_s = min(cfg.consume_records, 50_000), 3
+    if problem := _check_prerequisites(cfg):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    study = studies.STUDIES[name]
+    out_dir: Path = args.out or ROOT / "bench" / "results" / f"{name}-{time.strftime('%Y-%m-%d')}"
+    samples = out_dir / "samples.jsonl"
+    if samples.exists() and not args.append:
+        samples.unlink()
+    write, close = studies.samples_to_jsonl(samples)
+    tasks = studies.plan(study, cfg)
+    total = sum(t.seconds for t in tasks)
+    # SIGTERM as Ctrl-C: the context managers then stop every process this run started.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    print(f"{name}: {len(tasks)} measurements, about {_eta(total)}; samples -> {samples}", file=sys.stderr)
+    done = 0.0
+    started = time.monotonic()
+    try:
+        with Progress(total=total, unit="s") as bar:
+            for task in tasks:
+                elapsed = time.monotonic() - started
+                eta = (elapsed / done * (total - done)) if done else total
+                bar.update(done, f"{task.label} | ETA {_eta(eta)}")
+                studies.run_task(study, task, cfg, write)
+                done += task.seconds
+            bar.update(total, "aggregating with Spark")
+    except KeyboardInterrupt:
+        print(
+            "\ninterrupted: the samples so far are kept; `python -m bench report` renders them",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        close()
+    return report(out_dir, args.spark_master)
+
+
+def report(out_dir: Path, master: str | None) -> int:
+    from bench.report import render
+
+    samples = out_dir / "samples.jsonl"
+    if not samples.exists():
+        print(f"error: no samples at {samples}", file=sys.stderr)
+        return 2
+    md, pngs = render(samples, out_dir, master)
+    print(md.read_text())
+    print(f"report: {md}; plots: {', '.join(p.name for p in pngs)}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = ap.add_subparsers(dest="command", required=True)
+    for name, study in studies.STUDIES.items():
+        p = sub.add_parser(
+            name,
+            help=f"vary {study.variable.replace('_', ' ')} over {', '.join(map(str, study.values))}",
+            description=f"The {name} study: {study.variable} in {study.values}, fixed {study.fixed}.",
+        )
+        p.add_argument(
+            "--quick",
+            action="store_true",
+            help="one repetition, 1 s warm-up + 2 s window, two values, small consume runs",
+        )
+        p.add_argument("--repetitions", type=int, default=3, help="repetitions per cell (default 3)")
+        p.add_argument("--warmup", type=int, default=3, help="seconds measured but not averaged (default 3)")
+        p.add_argument("--window", type=int, default=10, help="seconds averaged per measurement (default 10)")
+        p.add_argument(
+            "--kafka-bootstrap",
+            metavar="HOST:PORT",
+            help="use this Kafka-compatible broker as the reference instead of starting Tansu",
+        )
+        p.add_argument("--no-consume", action="store_true", help="skip the consumer matrix")
+        p.add_argument("--no-latency", action="store_true", help="skip the end-to-end latency runs")
+        p.add_argument(
+            "--consume-records",
+            type=int,
+            default=1_000_000,
+            help="messages per consume measurement (capped at 200 MB of values)",
+        )
+        p.add_argument("--latency-rate", type=int, default=2000, help="messages/s of the latency runs")
+        p.add_argument("--linger-ms", type=int, default=5, help="producers' linger.ms (default 5)")
+        p.add_argument("--out", type=Path, help="results folder (default bench/results/<study>-<date>)")
+        p.add_argument("--append", action="store_true", help="add to an existing samples.jsonl")
+        p.add_argument("--spark-master", help="Spark master URL (default local[*])")
+    r = sub.add_parser("report", help="aggregate samples.jsonl of a results folder again")
+    r.add_argument("out", type=Path, help="results folder holding samples.jsonl")
+    r.add_argument("--spark-master", help="Spark master URL (default local[*])")
+    args = ap.parse_args(argv)
+    if args.command == "report":
+        return report(args.out, args.spark_master)
+    return run_study(args.command, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,262 @@
+"""The client side of one benchmark cell, run in its own process.
+
+    python -m bench.driver produce --client librdkafka --bootstrap 127.0.0.1:9092 --topic t \\
+        --message-size 100 --batch-size 16384 --duration 13
+    python -m bench.driver consume --client hmb --bootstrap ... --topic t --records 500000
+    python -m bench.driver latency --client hmb --bootstrap ... --topic t --rate 2000 --duration 8
+
+A separate process per cell keeps clients from sharing a GIL or leftover
+state, and gives the parent one pid whose sockets it samples (see
+:mod:`bench.tcp_sampler`).  The driver writes JSON lines to stdout:
+``{"t": <monotonic s>, "n": <messages acknowledged or consumed so far>}``
+every 100 ms, then one ``{"done": ...}`` line with totals (and latency
+samples for ``latency``).  "librdkafka" is confluent-kafka; "hmb" is
+hmb_client.  Both produce with ``acks=1``, the given ``batch.size`` and
+``linger.ms`` (default 5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+CLIENTS = ("librdkafka", "hmb")
+
+
+class Counter:
+    """A count shared with the reporting thread (ints are atomic enough under the GIL)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.failed = 0
+        self.first_error = ""
+
+
+def _report(counter: Counter, stop: threading.Event) -> None:
+    while not stop.wait(0.1):
+        print(json.dumps({"t": time.monotonic(), "n": counter.n}), flush=True)
+
+
+def _run_reporting(work: Callable[[Counter], dict[str, Any]]) -> None:
+    counter = Counter()
+    stop = threading.Event()
+    reporter = threading.Thread(target=_report, args=(counter, stop), daemon=True)
+    reporter.start()
+    try:
+        result = work(counter)
+    finally:
+        stop.set()
+        reporter.join()
+    print(json.dumps({"done": True, "n": counter.n, "failed": counter.failed, **result}), flush=True)
+
+
+def _librdkafka_producer(args: argparse.Namespace, acks: int = 1) -> Any:
+    import confluent_kafka as ck
+
+    return ck.Producer(
+        {
+            "bootstrap.servers": args.bootstrap,
+            "acks": acks,
+            "batch.size": args.batch_size,
+            "linger.ms": args.linger_ms,
+            "log_level": 3,
+        }
+    )
+
+
+def _hmb_producer(args: argparse.Namespace) -> Any:
+    from hmb_client.producer import Producer
+
+    return Producer(args.bootstrap, acks=1, batch_size=args.batch_size, linger_ms=args.linger_ms)
+
+
+def produce(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
+    """As fast as possible for ``--duration`` seconds."""
+    value = b"x" * args.message_size
+    deadline = time.monotonic() + args.duration
+    if args.client == "librdkafka":
+        p = _librdkafka_producer(args)
+
+        def delivered(err: Any, _msg: Any) -> None:
+            if err is None:
+                counter.n += 1
+            else:
+                counter.failed += 1
+                counter.first_error = counter.first_error or str(err)
+
+        while time.monotonic() < deadline:
+            for _ in range(1000):
+                try:
+                    p.produce(args.topic, value, on_delivery=delivered)
+                except BufferError:
+                    p.poll(0.001)
+            p.poll(0)
+        p.flush(60)
+        return {"error": counter.first_error}
+    hp = _hmb_producer(args)
+
+    def acked(_md: Any) -> None:
+        counter.n += 1
+
+    def failed(exc: BaseException) -> None:
+        counter.failed += 1
+        counter.first_error = counter.first_error or repr(exc)
+
+    while time.monotonic() < deadline:
+        for _ in range(1000):
+            hp.send(args.topic, value).add_callback(acked).add_errback(failed)
+    hp.flush(60)
+    hp.close()
+    return {"error": counter.first_error}
+
+
+def consume(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
+    """Read ``--records`` messages of partition 0 from offset 0 with ``assign()``."""
+    deadline = time.monotonic() + args.timeout
+    if args.client == "librdkafka":
+        import confluent_kafka as ck
+
+        c = ck.Consumer(
+            {
+                "bootstrap.servers": args.bootstrap,
+                "group.id": "bench-consume",
+                "enable.auto.commit": False,
+                "log_level": 3,
+            }
+        )
+        c.assign([ck.TopicPartition(args.topic, 0, 0)])
+        while counter.n < args.records and time.monotonic() < deadline:
+            counter.n += sum(m.error() is None for m in c.consume(10000, 0.5))
+        c.close()
+        return {}
+    from hmb_client.consumer import Consumer
+    from hmb_client.structs import TopicPartition
+
+    hc = Consumer(args.bootstrap, enable_auto_commit=False)
+    tp = TopicPartition(args.topic, 0)
+    hc.assign([tp])
+    hc.seek(tp, 0)
+    while counter.n < args.records and time.monotonic() < deadline:
+        counter.n += len(hc.poll(0.5))
+    hc.close()
+    return {}
+
+
+_STAMP = struct.Struct(">d")
+
+
+def latency(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
+    """Produce at ``--rate`` msg/s stamped with the send time; a consumer in this
+    process reads them and records receive - send (one clock, so no skew).
+
+    The topic must be new (the runner creates it): the consumer reads from
+    offset 0, so every message sent is measured.
+    """
+    latencies: list[float] = []
+    stop = threading.Event()
+    ready = threading.Event()
+
+    def consumer_loop() -> None:
+        if args.client == "librdkafka":
+            import confluent_kafka as ck
+
+            c = ck.Consumer(
+                {"bootstrap.servers": args.bootstrap, "group.id": "bench-lat", "fetch.wait.max.ms": 100}
+                | {"enable.auto.commit": False, "log_level": 3}
+            )
+            c.assign([ck.TopicPartition(args.topic, 0, 0)])
+            ready.set()
+            while not stop.is_set():
+                for m in c.consume(1000, 0.1):
+                    value = m.value()
+                    if m.error() is None and value:
+                        latencies.append(time.time() - _STAMP.unpack_from(value)[0])
+            c.close()
+            return
+        from hmb_client.consumer import Consumer
+        from hmb_client.structs import TopicPartition
+
+        hc = Consumer(args.bootstrap, enable_auto_commit=False, fetch_max_wait_ms=100)
+        tp = TopicPartition(args.topic, 0)
+        hc.assign([tp])
+        hc.seek(tp, 0)
+        ready.set()
+        while not stop.is_set():
+            recs = hc.poll(0.1)
+            now = time.time()
+            latencies.extend(now - _STAMP.unpack_from(r.value)[0] for r in recs if r.value)
+        hc.close()
+
+    reader = threading.Thread(target=consumer_loop, daemon=True)
+    reader.start()
+    ready.wait(30)
+    pad = b"x" * max(0, args.message_size - _STAMP.size)
+    interval = 1.0 / args.rate
+    if args.client == "librdkafka":
+        p = _librdkafka_producer(args)
+
+        def send(v: bytes) -> None:
+            p.produce(args.topic, v)
+            p.poll(0)
+
+        def finish() -> None:
+            p.flush(30)
+    else:
+        hp = _hmb_producer(args)
+
+        def send(v: bytes) -> None:
+            hp.send(args.topic, v)
+
+        def finish() -> None:
+            hp.flush(30)
+            hp.close()
+
+    start = time.monotonic()
+    sent = 0
+    while (now := time.monotonic()) < start + args.duration:
+        due = int((now - start) * args.rate) + 1
+        while sent < due:
+            send(_STAMP.pack(time.time()) + pad)
+            sent += 1
+            counter.n = sent
+        time.sleep(min(interval, 0.001))  # pacing to the target rate, not synchronisation
+    finish()
+    wait_until = time.monotonic() + 10
+    while len(latencies) < sent and time.monotonic() < wait_until:
+        time.sleep(0.01)  # bounded wait for the consumer to see the last messages
+    stop.set()
+    reader.join(10)
+    return {"sent": sent, "received": len(latencies), "latencies_s": latencies}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.driver",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("mode", choices=("produce", "consume", "latency"))
+    ap.add_argument("--client", choices=CLIENTS, required=True, help="librdkafka (confluent-kafka) or hmb")
+    ap.add_argument("--bootstrap", required=True, help="HOST:PORT of the broker")
+    ap.add_argument("--topic", required=True)
+    ap.add_argument("--message-size", type=int, default=100, help="bytes per message value")
+    ap.add_argument("--batch-size", type=int, default=16384, help="producer batch.size in bytes")
+    ap.add_argument("--linger-ms", type=int, default=5, help="producer linger.ms")
+    ap.add_argument("--duration", type=float, default=13.0, help="seconds of producing")
+    ap.add_argument("--records", type=int, default=0, help="consume: messages to read")
+    ap.add_argument("--rate", type=float, default=1000.0, help="latency: messages per second")
+    ap.add_argument("--timeout", type=float, default=300.0, help="consume: give up after this many seconds")
+    args = ap.parse_args(argv)
+    work = {"produce": produce, "consume": consume, "latency": latency}[args.mode]
+    _run_reporting(lambda counter: work(args, counter))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
