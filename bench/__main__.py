@@ -4,6 +4,7 @@
     python -m bench message-size            # Table 10.5: batch 12800 B, messages 10 .. 100000 B
     python -m bench batch-size --quick      # a minute or two: subset of cells, short windows
     python -m bench report RESULTS_DIR      # re-aggregate a finished or interrupted run
+    python -m bench reliability trak|rack|faults|quick   # loss and duplicates under faults
 
 Four scenarios (producer -> broker): S1 librdkafka -> reference, S2
 librdkafka -> hmb, S3 hmb_client -> reference, S4 hmb_client -> hmb.  The
@@ -49,6 +50,12 @@ def _check_prerequisites(cfg: studies.RunConfig) -> str | None:
     except ImportError:
         return "pyspark is missing (it aggregates the samples): pip install pyspark; it needs Java 17"
     return None
+
+
+def reliability_help() -> str:
+    from bench import reliability
+
+    return reliability.__doc__ or ""
 
 
 def _eta(seconds: float) -> str:
@@ -110,14 +117,73 @@ def run_study(name: str, args: argparse.Namespace) -> int:
     return report(out_dir, args.spark_master)
 
 
-def report(out_dir: Path, master: str | None) -> int:
-    from bench.report import render
+def run_reliability(args: argparse.Namespace) -> int:
+    import json
 
-    samples = out_dir / "samples.jsonl"
-    if not samples.exists():
-        print(f"error: no samples at {samples}", file=sys.stderr)
+    from bench import reliability
+    from hmb_client.progress import Progress
+
+    clients = tuple(c.strip() for c in args.clients.split(",") if c.strip())
+    bad = set(clients) - {"hmb", "librdkafka"}
+    if bad:
+        print(f"error: unknown client(s) {sorted(bad)}: use hmb and/or librdkafka", file=sys.stderr)
         return 2
-    md, pngs = render(samples, out_dir, master)
+    records = (
+        args.records or {"quick": 3000, "trak": 100_000, "rack": 100_000, "faults": 100_000}[args.matrix]
+    )
+    if args.matrix == "quick":
+        runs = reliability.quick(records, clients)
+    elif args.matrix == "trak":
+        runs = reliability.trak(records, args.repetitions, clients)
+    elif args.matrix == "rack":
+        runs = reliability.rack(records, args.repetitions, clients, args.rate)
+    else:
+        runs = reliability.extra(records, args.repetitions, clients, args.rate)
+    if args.matrix in ("trak", "rack") and (problem := reliability.netns.unavailable()):
+        print(f"note: {problem}; the packet-loss cells are skipped", file=sys.stderr)
+        runs = [r for r in runs if r.fault.kind != "loss"]
+    out_dir: Path = (
+        args.out or ROOT / "bench" / "results" / f"reliability-{args.matrix}-{time.strftime('%Y-%m-%d')}"
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outcomes = out_dir / "outcomes.jsonl"
+    if outcomes.exists() and not args.append:
+        outcomes.unlink()
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    print(
+        f"reliability {args.matrix}: {len(runs)} runs of {records:,} messages -> {outcomes}", file=sys.stderr
+    )
+    started = time.monotonic()
+    try:
+        with Progress(total=len(runs), unit="runs") as bar, outcomes.open("a") as f:
+            for i, run in enumerate(runs):
+                eta = (time.monotonic() - started) / i * (len(runs) - i) if i else 0
+                bar.update(i, f"{run.client} {run.semantics.name} {run.fault.label} | ETA {_eta(eta)}")
+                outcome = reliability.execute(run, args.delivery_timeout)
+                f.write(json.dumps(reliability.outcome_row(outcome)) + "\n")
+                f.flush()
+                if outcome.lost_acked:
+                    bar.println(f"ACKNOWLEDGED MESSAGES LOST: {outcome.lost_acked} in {run}")
+            bar.update(len(runs), "aggregating with Spark")
+    except KeyboardInterrupt:
+        print(
+            "\ninterrupted: the runs so far are kept; `python -m bench report` renders them", file=sys.stderr
+        )
+        return 130
+    return report(out_dir, args.spark_master)
+
+
+def report(out_dir: Path, master: str | None) -> int:
+    from bench.report import render, render_reliability
+
+    samples, outcomes = out_dir / "samples.jsonl", out_dir / "outcomes.jsonl"
+    if samples.exists():
+        md, pngs = render(samples, out_dir, master)
+    elif outcomes.exists():
+        md, pngs = render_reliability(outcomes, out_dir, master)
+    else:
+        print(f"error: no samples.jsonl or outcomes.jsonl in {out_dir}", file=sys.stderr)
+        return 2
     print(md.read_text())
     print(f"report: {md}; plots: {', '.join(p.name for p in pngs)}", file=sys.stderr)
     return 0
@@ -160,12 +226,38 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--out", type=Path, help="results folder (default bench/results/<study>-<date>)")
         p.add_argument("--append", action="store_true", help="add to an existing samples.jsonl")
         p.add_argument("--spark-master", help="Spark master URL (default local[*])")
-    r = sub.add_parser("report", help="aggregate samples.jsonl of a results folder again")
-    r.add_argument("out", type=Path, help="results folder holding samples.jsonl")
+    rel = sub.add_parser(
+        "reliability",
+        help="loss and duplicate rates under faults (TRAK, rAck, and crash/stall/reset runs)",
+        description=reliability_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rel.add_argument(
+        "matrix",
+        choices=("trak", "rack", "faults", "quick"),
+        help="trak: loss 1-10 %% / delay 1-300 ms whole run; rack: loss 0-9 %% whole run, "
+        "delay 100-300 ms mid-run; faults: stall, resets, broker kill -9; quick: the suite's version",
+    )
+    rel.add_argument("--records", type=int, help="messages per run (default 100000; quick: 3000)")
+    rel.add_argument("--repetitions", type=int, default=1, help="runs per cell (default 1)")
+    rel.add_argument("--clients", default="hmb,librdkafka", help="comma list of hmb, librdkafka")
+    rel.add_argument(
+        "--rate", type=float, default=5000.0, help="msg/s pacing of runs with a mid-run window (default 5000)"
+    )
+    rel.add_argument("--delivery-timeout", type=float, default=120.0, help="producers' delivery timeout, s")
+    rel.add_argument(
+        "--out", type=Path, help="results folder (default bench/results/reliability-<matrix>-<date>)"
+    )
+    rel.add_argument("--append", action="store_true", help="add to an existing outcomes.jsonl")
+    rel.add_argument("--spark-master", help="Spark master URL (default local[*])")
+    r = sub.add_parser("report", help="aggregate samples.jsonl / outcomes.jsonl of a results folder again")
+    r.add_argument("out", type=Path, help="results folder holding samples.jsonl or outcomes.jsonl")
     r.add_argument("--spark-master", help="Spark master URL (default local[*])")
     args = ap.parse_args(argv)
     if args.command == "report":
         return report(args.out, args.spark_master)
+    if args.command == "reliability":
+        return run_reliability(args)
     return run_study(args.command, args)
 
 

@@ -4,6 +4,7 @@
         --message-size 100 --batch-size 16384 --duration 13
     python -m bench.driver consume --client hmb --bootstrap ... --topic t --records 500000
     python -m bench.driver latency --client hmb --bootstrap ... --topic t --rate 2000 --duration 8
+    python -m bench.driver sequenced --client hmb --bootstrap ... --topic t --records 100000 --acks -1
 
 A separate process per cell keeps clients from sharing a GIL or leftover
 state, and gives the parent one pid whose sockets it samples (see
@@ -197,7 +198,8 @@ def latency(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
     reader.start()
     ready.wait(30)
     pad = b"x" * max(0, args.message_size - _STAMP.size)
-    interval = 1.0 / args.rate
+    rate = args.rate or 1000.0
+    interval = 1.0 / rate
     if args.client == "librdkafka":
         p = _librdkafka_producer(args)
 
@@ -220,7 +222,7 @@ def latency(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
     start = time.monotonic()
     sent = 0
     while (now := time.monotonic()) < start + args.duration:
-        due = int((now - start) * args.rate) + 1
+        due = int((now - start) * rate) + 1
         while sent < due:
             send(_STAMP.pack(time.time()) + pad)
             sent += 1
@@ -235,13 +237,126 @@ def latency(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
     return {"sent": sent, "received": len(latencies), "latencies_s": latencies}
 
 
+_SEQ = struct.Struct(">q")
+
+
+def sequenced(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
+    """The reliability studies' producer: ``--records`` messages, each carrying its
+    sequence number (the value's first 8 bytes), as fast as the client allows;
+    reports what was acknowledged and the acknowledgement latencies."""
+    pad = b"x" * max(0, args.message_size - _SEQ.size)
+    latencies: list[float] = []
+    failed_seqs: list[int] = []
+    acks = int(args.acks)
+    t0 = time.monotonic()
+
+    def pace(seq: int) -> None:
+        """Hold to ``--rate`` msg/s when one is given, so a run lasts long enough
+        for a mid-run fault window."""
+        if args.rate:
+            ahead = t0 + seq / args.rate - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)  # pacing, not synchronisation
+
+    if args.client == "librdkafka":
+        import confluent_kafka as ck
+
+        conf = {
+            "bootstrap.servers": args.bootstrap,
+            "acks": acks,
+            "linger.ms": args.linger_ms,
+            "batch.size": args.batch_size,
+            "message.timeout.ms": int(args.delivery_timeout * 1000),
+            "enable.idempotence": args.idempotent,
+            "log_level": 0,
+        }
+        p = ck.Producer(conf)
+
+        def make_cb(seq: int, sent_at: float) -> Callable[[Any, Any], None]:
+            def delivered(err: Any, _msg: Any) -> None:
+                if err is None:
+                    counter.n += 1
+                    latencies.append(time.monotonic() - sent_at)
+                else:
+                    failed_seqs.append(seq)
+                    counter.failed += 1
+                    counter.first_error = counter.first_error or str(err)
+
+            return delivered
+
+        for seq in range(args.records):
+            while True:
+                try:
+                    p.produce(args.topic, _SEQ.pack(seq) + pad, on_delivery=make_cb(seq, time.monotonic()))
+                    break
+                except BufferError:
+                    p.poll(0.005)
+            if seq % 1000 == 0:
+                p.poll(0)
+            pace(seq)
+        left = p.flush(args.delivery_timeout + 30)
+        counter.failed += left
+    else:
+        from hmb_client.producer import Producer
+
+        extra: dict[str, Any] = {"enable_idempotence": True} if args.idempotent else {}
+        hp = Producer(
+            args.bootstrap,
+            acks=acks,
+            linger_ms=args.linger_ms,
+            batch_size=args.batch_size,
+            delivery_timeout_ms=int(args.delivery_timeout * 1000),
+            **extra,
+        )
+
+        def on_ack(sent_at: float) -> Callable[[Any], None]:
+            def acked(_md: Any) -> None:
+                counter.n += 1
+                latencies.append(time.monotonic() - sent_at)
+
+            return acked
+
+        def on_fail(seq: int) -> Callable[[BaseException], None]:
+            def failed(exc: BaseException) -> None:
+                failed_seqs.append(seq)
+                counter.failed += 1
+                counter.first_error = counter.first_error or repr(exc)
+
+            return failed
+
+        for seq in range(args.records):
+            future = hp.send(args.topic, _SEQ.pack(seq) + pad)
+            future.add_callback(on_ack(time.monotonic())).add_errback(on_fail(seq))
+            pace(seq)
+        try:
+            hp.flush(args.delivery_timeout + 30)
+        finally:
+            hp.close(10)
+    elapsed = time.monotonic() - t0
+    latencies.sort()
+
+    def pct(q: float) -> float | None:
+        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else None
+
+    return {
+        "sent": args.records,
+        "acked": counter.n,
+        "elapsed_s": elapsed,
+        "ack_p50_ms": pct(0.5),
+        "ack_p95_ms": pct(0.95),
+        "ack_p99_ms": pct(0.99),
+        "error": counter.first_error,
+        "failed_seqs": failed_seqs,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m bench.driver",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("mode", choices=("produce", "consume", "latency"))
+    ap.add_argument("mode", choices=("produce", "consume", "latency", "sequenced"))
     ap.add_argument("--client", choices=CLIENTS, required=True, help="librdkafka (confluent-kafka) or hmb")
     ap.add_argument("--bootstrap", required=True, help="HOST:PORT of the broker")
     ap.add_argument("--topic", required=True)
@@ -250,10 +365,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--linger-ms", type=int, default=5, help="producer linger.ms")
     ap.add_argument("--duration", type=float, default=13.0, help="seconds of producing")
     ap.add_argument("--records", type=int, default=0, help="consume: messages to read")
-    ap.add_argument("--rate", type=float, default=1000.0, help="latency: messages per second")
+    ap.add_argument(
+        "--rate", type=float, default=0.0, help="latency, sequenced: messages per second (0: no limit)"
+    )
     ap.add_argument("--timeout", type=float, default=300.0, help="consume: give up after this many seconds")
+    ap.add_argument("--acks", default="1", help="sequenced: 0, 1 or -1")
+    ap.add_argument("--idempotent", action="store_true", help="sequenced: enable the idempotent producer")
+    ap.add_argument(
+        "--delivery-timeout", type=float, default=120.0, help="sequenced: delivery timeout, seconds"
+    )
     args = ap.parse_args(argv)
-    work = {"produce": produce, "consume": consume, "latency": latency}[args.mode]
+    work = {"produce": produce, "consume": consume, "latency": latency, "sequenced": sequenced}[args.mode]
     _run_reporting(lambda counter: work(args, counter))
     return 0
 

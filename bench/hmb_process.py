@@ -23,8 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class BrokerProcess:
-    def __init__(self, data_dir: Path, *overrides: str, port: int = 0) -> None:
+    def __init__(self, data_dir: Path, *overrides: str, port: int = 0, host: str = "127.0.0.1") -> None:
         self.data_dir = data_dir
+        self.host = host
         self.overrides = list(overrides)
         self.port = port
         self.proc: subprocess.Popen[str] | None = None
@@ -33,7 +34,7 @@ class BrokerProcess:
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def start(self, timeout: float = 30.0) -> BrokerProcess:
         args = [
@@ -42,7 +43,7 @@ class BrokerProcess:
             "hmb",
             "serve",
             "--listen",
-            f"127.0.0.1:{self.port}",
+            f"{self.host}:{self.port}",
             "--data-dir",
             str(self.data_dir),
         ]

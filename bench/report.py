@@ -288,3 +288,129 @@ def render(samples_jsonl: Path, out_dir: Path, master: str | None = None) -> tup
     md = out_dir / "report.md"
     md.write_text(markdown(agg))
     return md, plots(agg, per_second(samples_jsonl), out_dir)
+
+
+# ---------------------------------------------------------------- reliability studies
+
+RELIABILITY_SCHEMA = (
+    "study STRING, client STRING, semantics STRING, acks INT, idempotent BOOLEAN, fault STRING, "
+    "fault_kind STRING, fault_value DOUBLE, windowed BOOLEAN, message_size INT, repetition INT, n BIGINT, "
+    "acked BIGINT, failed BIGINT, m BIGINT, m_distinct BIGINT, loss_rate DOUBLE, dup_rate DOUBLE, "
+    "dup_ids BIGINT, lost_acked BIGINT, throughput_msg_s DOUBLE, elapsed_s DOUBLE, ack_p50_ms DOUBLE, "
+    "ack_p95_ms DOUBLE, ack_p99_ms DOUBLE, machine STRING, run_at STRING, published STRING"
+)
+
+
+def aggregate_reliability(outcomes_jsonl: Path, parquet_dir: Path, master: str | None = None) -> Aggregates:
+    """Runs -> Parquet -> per cell (study, client, semantics, fault, size): mean loss and
+    duplicate rates over the repetitions, totals of duplicated ids and of acknowledged
+    messages lost, throughput and acknowledgement latency."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    spark = spark_session(master)
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        spark.read.schema(RELIABILITY_SCHEMA).json(str(outcomes_jsonl)).write.mode("overwrite").parquet(
+            str(parquet_dir)
+        )
+        df = spark.read.parquet(str(parquet_dir))
+        meta = df.select("machine", "run_at").orderBy("run_at").first()
+        cells = (
+            df.groupBy("study", "client", "semantics", "fault", "fault_kind", "fault_value", "message_size")
+            .agg(
+                F.count("*").alias("runs"),
+                F.sum("n").alias("n"),
+                F.sum("m").alias("m"),
+                F.sum("m_distinct").alias("m_distinct"),
+                F.mean(F.col("loss_rate") * 100).alias("alpha_pct"),
+                F.mean(F.col("dup_rate") * 100).alias("beta_pct"),
+                F.sum("dup_ids").alias("dup_ids"),
+                F.sum("lost_acked").alias("lost_acked"),
+                F.mean("throughput_msg_s").alias("msg_s"),
+                F.mean("elapsed_s").alias("elapsed_s"),
+                F.mean("ack_p50_ms").alias("p50_ms"),
+                F.mean("ack_p95_ms").alias("p95_ms"),
+                F.mean("ack_p99_ms").alias("p99_ms"),
+                F.max("published").alias("published"),
+            )
+            .orderBy("study", "fault_kind", "fault_value", "message_size", "semantics", "client")
+        )
+        return Aggregates(
+            [r.asDict() for r in cells.collect()],
+            [],
+            meta["machine"] if meta else "",
+            meta["run_at"] if meta else "",
+        )
+    finally:
+        spark.stop()
+
+
+def reliability_markdown(agg: Aggregates) -> str:
+    lines = [f"Machine: {agg.machine}. Run: {agg.run_at}.", ""]
+    for study in sorted({r["study"] for r in agg.throughput}):
+        lines += [
+            f"### {study}",
+            "",
+            "| fault | size B | semantics | client | runs | N | M | M' | loss α % | dup β % | dup ids "  # noqa: RUF001
+            "| acked lost | msg/s | ack p50/p95/p99 ms | published |",
+            "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+        ]
+        for r in (r for r in agg.throughput if r["study"] == study):
+            lat = "/".join(f"{r[k]:.0f}" if r[k] is not None else "-" for k in ("p50_ms", "p95_ms", "p99_ms"))
+            lines.append(
+                f"| {r['fault']} | {r['message_size']} | {r['semantics']} | {r['client']} | {r['runs']} "
+                f"| {r['n']:,} | {r['m']:,} | {r['m_distinct']:,} "
+                f"| {r['alpha_pct']:.4f} | {r['beta_pct']:.4f} "
+                f"| {r['dup_ids']} | {r['lost_acked']} | {r['msg_s']:,.0f} | {lat} | {r['published'] or ''} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def reliability_plots(agg: Aggregates, out_dir: Path) -> list[Path]:
+    """Loss and duplicate rate against the fault's size, one line per semantics and client."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for study in sorted({r["study"] for r in agg.throughput}):
+        for kind in ("loss", "delay"):
+            rows = [r for r in agg.throughput if r["study"] == study and r["fault_kind"] in (kind, "none")]
+            if not any(r["fault_kind"] == kind for r in rows):
+                continue
+            fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+            for (sem, client), marker in zip(
+                sorted({(r["semantics"], r["client"]) for r in rows}), "osD^v<>ph*", strict=False
+            ):
+                pts = sorted(
+                    (r["fault_value"], r["alpha_pct"], r["beta_pct"])
+                    for r in rows
+                    if r["semantics"] == sem and r["client"] == client
+                )
+                xs = [p[0] for p in pts]
+                axes[0].plot(xs, [p[1] for p in pts], marker=marker, label=f"{sem} ({client})")
+                axes[1].plot(xs, [p[2] for p in pts], marker=marker, label=f"{sem} ({client})")
+            unit = "packet loss %" if kind == "loss" else "delay ms"
+            for ax, what in zip(axes, ("loss rate α %", "duplicate rate β %"), strict=True):  # noqa: RUF001
+                ax.set_xlabel(unit)
+                ax.set_ylabel(what)
+                ax.grid(True, alpha=0.3)
+            axes[1].legend(fontsize=7)
+            fig.suptitle(f"{study}: delivery under {kind}")
+            fig.tight_layout()
+            path = out_dir / f"reliability-{study}-{kind}.png"
+            fig.savefig(path, dpi=100)
+            plt.close(fig)
+            written.append(path)
+    return written
+
+
+def render_reliability(
+    outcomes_jsonl: Path, out_dir: Path, master: str | None = None
+) -> tuple[Path, list[Path]]:
+    agg = aggregate_reliability(outcomes_jsonl, out_dir / "outcomes.parquet", master)
+    md = out_dir / "report.md"
+    md.write_text(reliability_markdown(agg))
+    return md, reliability_plots(agg, out_dir)

@@ -175,9 +175,9 @@ def create_topic(bootstrap: str) -> str:
 class Driver:
     """A :mod:`bench.driver` process; its latest count is read by a thread."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, prefix: list[str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.driver", *args],
+            [*(prefix or []), sys.executable, "-m", "bench.driver", *args],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -209,9 +209,14 @@ class Driver:
         if self.proc.returncode or self.result is None:
             err = self.proc.stderr.read() if self.proc.stderr else ""
             raise RuntimeError(f"benchmark client failed ({self.proc.returncode}):\n{err[-3000:]}")
-        if self.result.get("failed"):
-            raise RuntimeError(f"{self.result['failed']} messages failed: {self.result.get('error')}")
         return self.result
+
+    def finish_clean(self, timeout: float) -> dict[str, Any]:
+        """:meth:`finish`, and every message must have been acknowledged."""
+        result = self.finish(timeout)
+        if result.get("failed"):
+            raise RuntimeError(f"{result['failed']} messages failed: {result.get('error')}")
+        return result
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -278,7 +283,7 @@ def measure_produce(
                 )
 
             sample_seconds(driver, port, duration, "bytes_acked", emit)
-            driver.finish(120)
+            driver.finish_clean(120)
         finally:
             driver.kill()
 
@@ -332,7 +337,7 @@ def measure_consume(
                 out(row)
 
             sample_seconds(driver, port, 300, "bytes_received", emit, lambda: driver.count >= records)
-            driver.finish(60)
+            driver.finish_clean(60)
         finally:
             driver.kill()
 
@@ -366,7 +371,7 @@ def measure_latency(scenario: Scenario, rep: int, cfg: RunConfig, out: Callable[
             *("--rate", str(cfg.latency_rate), "--duration", str(cfg.latency_s), "--message-size", "100"),
         )
         try:
-            result = driver.finish(cfg.latency_s + 120)
+            result = driver.finish_clean(cfg.latency_s + 120)
         finally:
             driver.kill()
     lat = result["latencies_s"]
