@@ -1,25 +1,53 @@
-"""Fetch v0: record sets from many partitions, long-polling for ``min_bytes``.
+"""Fetch v0-v11: record sets from many partitions, long-polling for ``min_bytes``.
 
 The request waits (up to ``max_wait_ms``) until the partitions it reads hold
 at least ``min_bytes`` beyond the requested offsets.  Waiting is on the
 partitions' append events, never a sleep loop: an append wakes the fetch at
 once.  Records leave as file regions for ``os.sendfile``.
+
+What the versions change, and how this broker answers:
+
+* v3+ ``max_bytes`` bounds the whole response.  As in Kafka (KIP-74), the
+  first partition that has data gets at least its whole first entry even if
+  it is larger than both limits, so a consumer never gets stuck; v0-v2 keep
+  the hard per-partition limit (their clients grow their fetch size).
+* v4+ ``last_stable_offset`` = the high watermark (no transactions here) and
+  an empty aborted-transactions list, whatever the isolation level
+  (librdkafka reads ``read_committed`` by default: PROTOCOL.md trap 3).
+* v7+ fetch sessions: every answer says session 0, "no session", so
+  clients keep sending full requests, which is what we serve.
+* v11 preferred read replica -1: read from the leader (us).
+* v0-v3 clients read MessageSets only (trap 6): RecordBatches (magic 2) in
+  the range are down-converted to magic 0 (v0-v1) or 1 (v2-v3) messages.
+  Whether a range needs it comes from the segment's record of magics
+  (:meth:`hmb.log.segment.LogSegment.max_magic`), else from the range's own
+  entry headers; a range that needs no conversion stays a zero-copy region.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
+import os
+import struct
 
 import trio
 
 from hmb.api.context import RawResponse, Reply, RequestContext
 from hmb.api.fetch_response import PartitionData, build_fetch_response
-from hmb.log.partition import OffsetOutOfRangeError, PartitionLog
-from kproto import ApiKey, ErrorCode
+from hmb.log.partition import FileRegion, OffsetOutOfRangeError, PartitionLog
+from hmb.log.segment import UNKNOWN_MAGIC
+from kproto import ApiKey, CorruptRecordError, ErrorCode
+from kproto.records import downconvert
 
 API_KEY = ApiKey.FETCH
-VERSIONS = (0, 0)
+VERSIONS = (0, 11)
+
+log = logging.getLogger(__name__)
+
+_NO_LIMIT = 2**31 - 1
+_SIZE = struct.Struct(">i")
 
 
 async def wait_any(events: list[trio.Event], deadline: float) -> None:
@@ -40,11 +68,15 @@ async def wait_any(events: list[trio.Event], deadline: float) -> None:
 def _collect(
     ctx: RequestContext, stack: contextlib.ExitStack
 ) -> tuple[list[tuple[str, list[PartitionData]]], int, bool, list[PartitionLog]]:
+    body = ctx.request.body
+    version = ctx.request.version
+    limit = body.max_bytes if version >= 3 else _NO_LIMIT
+    min_one = version >= 3
     topics = []
     total = 0
     errors = False
     logs: list[PartitionLog] = []
-    for topic in ctx.request.body.topics:
+    for topic in body.topics:
         partitions = []
         for p in topic.partitions:
             plog = ctx.broker.logs.get(topic.topic, p.partition)
@@ -54,21 +86,90 @@ def _collect(
                 continue
             logs.append(plog)
             hw = plog.high_watermark
+            start = plog.log_start_offset
             try:
-                region = stack.enter_context(plog.read(p.fetch_offset, p.partition_max_bytes))
+                region = stack.enter_context(
+                    plog.read(p.fetch_offset, min(p.partition_max_bytes, limit), min_one=min_one)
+                )
             except OffsetOutOfRangeError:
-                partitions.append(PartitionData(p.partition, ErrorCode.OFFSET_OUT_OF_RANGE, hw, None))
+                partitions.append(
+                    PartitionData(p.partition, ErrorCode.OFFSET_OUT_OF_RANGE, hw, None, hw, start)
+                )
                 errors = True
                 continue
-            if region is not None:
+            if region is not None and region.length:
                 total += region.length
-            partitions.append(PartitionData(p.partition, ErrorCode.NONE, hw, region))
+                limit = max(0, limit - region.length)
+                min_one = False
+            partitions.append(PartitionData(p.partition, ErrorCode.NONE, hw, region, hw, start))
         topics.append((topic.topic, partitions))
     return topics, total, errors, logs
 
 
+def _magic_in(data: bytes) -> int:
+    """The highest magic among the complete entries of ``data`` (entry headers only)."""
+    best = 0
+    pos = 0
+    end = len(data)
+    while end - pos > 16:
+        best = max(best, data[pos + 16])
+        size = _SIZE.unpack_from(data, pos + 8)[0]
+        if best >= 2 or size <= 0:
+            return best
+        pos += 12 + size
+    return best
+
+
+def _converted(region: FileRegion, to_magic: int) -> bytes | None:
+    """``region`` as magic ``to_magic`` messages, or None when it needs no conversion.
+
+    Runs in a worker thread (decompression).  When the range holds only the
+    beginning of a RecordBatch (a v0-v2 size limit cut it), the whole batch
+    is converted instead: converting nothing would leave the client stuck.
+    """
+    data = region.read()
+    if _magic_in(data) <= to_magic:
+        return None
+    out = downconvert(data, to_magic)
+    if not out and len(data) >= 12:
+        whole = region.segment.entry_size(region.position)
+        if whole > len(data):
+            out = downconvert(os.pread(region.fd, whole, region.position), to_magic)
+    return out
+
+
+async def _downconvert_all(topics: list[tuple[str, list[PartitionData]]], to_magic: int) -> None:
+    """Replace, in place, every region that holds newer messages than ``to_magic`` by converted bytes."""
+    for _name, partitions in topics:
+        for i, pd in enumerate(partitions):
+            region = pd.records
+            if not isinstance(region, FileRegion) or not region.length:
+                continue
+            known = region.segment.max_magic(region.position, region.length)
+            if known != UNKNOWN_MAGIC and known <= to_magic:
+                continue  # the zero-copy path
+            try:
+                out = await trio.to_thread.run_sync(_converted, region, to_magic)
+            except CorruptRecordError as exc:
+                log.error("cannot down-convert stored records at %s: %s", region.segment.log_path, exc)
+                partitions[i] = PartitionData(
+                    pd.partition, ErrorCode.CORRUPT_MESSAGE, pd.high_watermark, None
+                )
+                continue
+            if out is not None:
+                partitions[i] = PartitionData(
+                    pd.partition,
+                    pd.error_code,
+                    pd.high_watermark,
+                    out,
+                    pd.last_stable_offset,
+                    pd.log_start_offset,
+                )
+
+
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
+    version = ctx.request.version
     deadline = trio.current_time() + max(0, body.max_wait_ms) / 1000
     while True:
         stack = contextlib.ExitStack()
@@ -79,4 +180,10 @@ async def handle(ctx: RequestContext) -> Reply:
         events = [plog.appended_event() for plog in logs] + [ctx.client_gone]
         stack.close()
         await wait_any(events, deadline if math.isfinite(deadline) else trio.current_time() + 3600)
-    return RawResponse(build_fetch_response(ctx.request.correlation_id, topics), stack)
+    if version <= 3:
+        try:
+            await _downconvert_all(topics, 0 if version <= 1 else 1)
+        except BaseException:
+            stack.close()
+            raise
+    return RawResponse(build_fetch_response(ctx.request.correlation_id, topics, version), stack)

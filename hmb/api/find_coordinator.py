@@ -1,18 +1,47 @@
-"""FindCoordinator (0.8.2 GroupCoordinator): every group is coordinated here."""
+"""FindCoordinator v0-v2 (0.8.2 GroupCoordinator): every group is coordinated here.
+
+v1 adds the key type: 0 asks for a group's coordinator (this broker), 1 for
+a transaction coordinator, which this broker is not (transactions are out of
+scope), so that is COORDINATOR_NOT_AVAILABLE with a message; a transactional
+producer then fails at its own timeout instead of believing it has one.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from hmb.api.context import Reply, RequestContext
 from kproto import ApiKey, ErrorCode
 
 API_KEY = ApiKey.FIND_COORDINATOR
-VERSIONS = (0, 0)
+VERSIONS = (0, 2)
+
+KEY_TYPE_GROUP = 0
+KEY_TYPE_TRANSACTION = 1
+
+
+def _error(code: int, message: str) -> dict[str, Any]:
+    return {
+        "throttle_time_ms": 0,
+        "error_code": code,
+        "error_message": message,
+        "node_id": -1,
+        "host": "",
+        "port": -1,
+    }
 
 
 async def handle(ctx: RequestContext) -> Reply:
+    key_type = ctx.request.body.key_type if ctx.request.version >= 1 else KEY_TYPE_GROUP
+    if key_type == KEY_TYPE_TRANSACTION:
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker has no transaction coordinator")
+    if key_type != KEY_TYPE_GROUP:
+        return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
     adv = ctx.broker.advertised()
     return {
+        "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
+        "error_message": None,
         "node_id": ctx.broker.config.node_id,
         "host": adv.host,
         "port": adv.port,

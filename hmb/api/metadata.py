@@ -1,8 +1,16 @@
-"""Metadata: this broker as node 0 (its advertised address), topics and partitions.
+"""Metadata v0-v8: this broker as node 0 (its advertised address), topics and partitions.
 
-An empty topic list means every topic (internal ones like
-``__consumer_offsets`` only when asked for by name).  An unknown topic is
-created when ``auto.create.topics.enable`` is on, as Kafka 0.8 did.
+Which topics: in v0 an empty list means every topic except internal ones
+(Kafka 0.8 had none, and legacy clients would try to read them); from v1 a
+null list means every topic, ``__consumer_offsets`` included and marked
+internal, as Kafka answers, while an empty list means none.  An unknown
+topic is created when ``auto.create.topics.enable`` is on and, from v4, the
+client allows it too (``allow_auto_topic_creation``).
+
+This broker is the controller (v1+), has no rack (null), keeps its cluster
+id in ``meta.properties`` so it survives restarts (v2+), has no offline
+replicas (v5+), answers leader epoch -1 (v7+, PROTOCOL.md trap 4) and
+authorized operations "not asked for" (v8: Kafka's INT32_MIN).
 """
 
 from __future__ import annotations
@@ -14,7 +22,10 @@ from hmb.log.manager import InvalidTopicError, validate_topic_name
 from kproto import ApiKey, ErrorCode
 
 API_KEY = ApiKey.METADATA
-VERSIONS = (0, 0)
+VERSIONS = (0, 8)
+
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+INTERNAL_TOPICS = frozenset({"__consumer_offsets"})  # Kafka's, and where hmb keeps commits
 
 
 def _partitions(node: int, count: int) -> list[dict[str, Any]]:
@@ -23,20 +34,38 @@ def _partitions(node: int, count: int) -> list[dict[str, Any]]:
             "error_code": 0,
             "partition_index": p,
             "leader_id": node,
+            "leader_epoch": -1,
             "replica_nodes": [node],
             "isr_nodes": [node],
+            "offline_replicas": [],
         }
         for p in range(count)
     ]
+
+
+def _topic(name: str, error_code: int, partitions: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "error_code": error_code,
+        "name": name,
+        "is_internal": name in INTERNAL_TOPICS,
+        "partitions": partitions,
+        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }
 
 
 async def handle(ctx: RequestContext) -> Reply:
     broker = ctx.broker
     cfg = broker.config
     node = cfg.node_id
-    requested = [t.name for t in ctx.request.body.topics]
-    if not requested:
+    body = ctx.request.body
+    version = ctx.request.version
+    auto_create = cfg.auto_create_topics and (version < 4 or body.allow_auto_topic_creation)
+    if body.topics is None:  # v1+: all topics
+        requested = sorted(broker.logs.topics)
+    elif not body.topics and version == 0:
         requested = sorted(t for t in broker.logs.topics if not t.startswith("__"))
+    else:
+        requested = [t.name for t in body.topics]
     topics = []
     for name in requested:
         logs = broker.logs.topics.get(name)
@@ -44,16 +73,19 @@ async def handle(ctx: RequestContext) -> Reply:
             try:
                 validate_topic_name(name)
             except InvalidTopicError:
-                topics.append(
-                    {"error_code": ErrorCode.INVALID_TOPIC_EXCEPTION, "name": name, "partitions": []}
-                )
+                topics.append(_topic(name, ErrorCode.INVALID_TOPIC_EXCEPTION, []))
                 continue
-            if not cfg.auto_create_topics:
-                topics.append(
-                    {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []}
-                )
+            if not auto_create:
+                topics.append(_topic(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []))
                 continue
             logs = broker.logs.create_topic(name, cfg.num_partitions)
-        topics.append({"error_code": 0, "name": name, "partitions": _partitions(node, len(logs))})
+        topics.append(_topic(name, ErrorCode.NONE, _partitions(node, len(logs))))
     adv = broker.advertised()
-    return {"brokers": [{"node_id": node, "host": adv.host, "port": adv.port}], "topics": topics}
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [{"node_id": node, "host": adv.host, "port": adv.port, "rack": None}],
+        "cluster_id": broker.logs.cluster_id,
+        "controller_id": node,
+        "topics": topics,
+        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }

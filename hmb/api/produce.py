@@ -1,8 +1,17 @@
-"""Produce: validate and append each partition's records, answer per partition.
+"""Produce v0-v8: validate and append each partition's records, answer per partition.
 
 Errors are per partition (Kafka's codes); one bad partition never fails the
 others.  With ``acks == 0`` nothing is sent back, not even errors, as Kafka
 does; the broker still logs them.
+
+RecordBatches (magic 2) are accepted from v3, MessageSets (magic 0/1) in
+every version (Kafka is as lenient: PROTOCOL.md trap 6).  An idempotent
+producer's retry of a batch already in the log is answered with the
+original offsets, not appended again; a gap in its sequence is
+OUT_OF_ORDER_SEQUENCE_NUMBER (both decided by the log, see
+:mod:`hmb.log.producer_state`).  Response fields of newer versions:
+``log_append_time_ms`` -1 (v2+, CreateTime topics only), the partition's
+``log_start_offset`` (v5+), no per-record errors (v8).
 """
 
 from __future__ import annotations
@@ -11,20 +20,34 @@ import logging
 from typing import Any
 
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
-from hmb.log.partition import ProducerSequenceError, RecordListTooLargeError
+from hmb.log.partition import (
+    PartitionDeletedError,
+    PartitionLog,
+    ProducerSequenceError,
+    RecordListTooLargeError,
+)
 from kproto import ApiKey, CorruptRecordError, ErrorCode
 from kproto.records import RecordTooLargeError
 
 API_KEY = ApiKey.PRODUCE
-VERSIONS = (0, 0)
+VERSIONS = (0, 8)
 
 log = logging.getLogger(__name__)
 
 
-async def _append(ctx: RequestContext, topic: str, partition: int, records: bytes | None) -> tuple[int, int]:
+async def _append(
+    ctx: RequestContext, topic: str, partition: int, records: bytes | None
+) -> tuple[int, int, int]:
+    """``(error_code, base_offset, log_start_offset)`` of one partition's append."""
     plog = ctx.broker.logs.get(topic, partition)
     if plog is None:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
+    code, base = await _append_to(ctx, plog, records)
+    return code, base, plog.log_start_offset if code == ErrorCode.NONE else -1
+
+
+async def _append_to(ctx: RequestContext, plog: PartitionLog, records: bytes | None) -> tuple[int, int]:
+    topic, partition = plog.topic, plog.partition
     if not records:
         return ErrorCode.NONE, -1
     try:
@@ -39,6 +62,8 @@ async def _append(ctx: RequestContext, topic: str, partition: int, records: byte
     except ProducerSequenceError as exc:
         log.info("%s-%d from %s: %s", topic, partition, ctx.peer, exc)
         return exc.code, -1
+    except PartitionDeletedError:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
     except OSError as exc:
         log.error("append to %s-%d failed: %s", topic, partition, exc)
         # Produce < v4 clients do not know KAFKA_STORAGE_ERROR; Kafka sends them this one.
@@ -56,10 +81,20 @@ async def handle(ctx: RequestContext) -> Reply:
         for pd in topic.partition_data:
             code: int
             if acks not in (0, 1, -1):
-                code, base = ErrorCode.INVALID_REQUIRED_ACKS, -1
+                code, base, start = ErrorCode.INVALID_REQUIRED_ACKS, -1, -1
             else:
-                code, base = await _append(ctx, topic.name, pd.index, pd.records)
-            partitions.append({"index": pd.index, "error_code": code, "base_offset": base})
+                code, base, start = await _append(ctx, topic.name, pd.index, pd.records)
+            partitions.append(
+                {
+                    "index": pd.index,
+                    "error_code": code,
+                    "base_offset": base,
+                    "log_append_time_ms": -1,
+                    "log_start_offset": start,
+                    "record_errors": [],
+                    "error_message": None,
+                }
+            )
         responses.append({"name": topic.name, "partition_responses": partitions})
     if acks == 0:
         failed = [
@@ -72,4 +107,4 @@ async def handle(ctx: RequestContext) -> Reply:
             # Kafka closes the socket: with acks=0 that is the producer's only sign of failure.
             raise CloseConnection(f"produce with acks=0 failed: {failed[:3]}")
         return NO_RESPONSE
-    return {"responses": responses}
+    return {"responses": responses, "throttle_time_ms": 0}

@@ -9,24 +9,34 @@ start.
 Rules: topic names follow Kafka's (``[a-zA-Z0-9._-]``, at most 249
 characters, not ``.`` or ``..``); this module refuses others so that no
 request can name a path outside the log directory.
+
+Deleting a topic is Kafka's two steps: each partition directory is renamed
+to ``<topic>-<p>.<uuid>-delete`` (so the name is free at once for a new
+topic of the same name) and then removed; a ``-delete`` directory left by a
+crash in between is removed at the next start.  The log dirs also hold the
+cluster id and the producer-id block (:mod:`hmb.log.meta`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import shutil
 import time
+import uuid
 from pathlib import Path
 
 import trio
 
 from hmb.log.config import NEVER, LogConfig
+from hmb.log.meta import ProducerIdManager, load_cluster_id
 from hmb.log.partition import PartitionLog
 
 log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+DELETE_SUFFIX = "-delete"
 
 
 class InvalidTopicError(ValueError):
@@ -47,6 +57,18 @@ class LogManager:
         self.log_dirs = [Path(d) for d in log_dirs]
         self.config = config
         self.topics: dict[str, list[PartitionLog]] = {}
+        self._cluster_id: str | None = None
+        self._producer_ids: ProducerIdManager | None = None
+
+    @property
+    def cluster_id(self) -> str:
+        assert self._cluster_id is not None, "LogManager.load() first"
+        return self._cluster_id
+
+    @property
+    def producer_ids(self) -> ProducerIdManager:
+        assert self._producer_ids is not None, "LogManager.load() first"
+        return self._producer_ids
 
     # ---------------------------------------------------------------- loading
 
@@ -61,6 +83,10 @@ class LogManager:
                 clean_dirs.add(d)
                 marker.unlink()
             for sub in d.iterdir():
+                if sub.is_dir() and sub.name.endswith(DELETE_SUFFIX):
+                    log.info("removing %s, a topic deletion interrupted by a stop", sub)
+                    shutil.rmtree(sub, ignore_errors=True)
+                    continue
                 if not sub.is_dir() or "-" not in sub.name:
                     continue
                 topic, _, part = sub.name.rpartition("-")
@@ -83,6 +109,9 @@ class LogManager:
                 clean = directory.parent in clean_dirs
                 logs.append(PartitionLog.open(directory, topic, p, self.config, clean=clean))
             self.topics[topic] = logs
+        self._cluster_id = load_cluster_id(self.log_dirs)
+        floor = max((plog.max_producer_id() for plog in self.all_logs()), default=-1) + 1
+        self._producer_ids = ProducerIdManager(self.log_dirs, floor)
         if found:
             log.info(
                 "loaded %d topics, %d partitions in %.2fs%s",
@@ -116,13 +145,43 @@ class LogManager:
             return self.topics[topic]
         if partitions < 1:
             raise ValueError("a topic needs at least one partition")
-        logs = [
-            PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, self.config, clean=True)
-            for p in range(partitions)
-        ]
+        logs: list[PartitionLog] = []
+        try:
+            for p in range(partitions):
+                logs.append(
+                    PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, self.config, clean=True)
+                )
+        except OSError:
+            # all or nothing: half a topic on disk would come back as a topic at the next start
+            for plog in logs:
+                plog.close()
+                shutil.rmtree(plog.directory, ignore_errors=True)
+            raise
         self.topics[topic] = logs
         log.info("created topic %s with %d partition(s)", topic, partitions)
         return logs
+
+    async def delete_topic(self, topic: str) -> None:
+        """Remove ``topic`` and its partition directories (KeyError if there is no such topic).
+
+        The topic disappears from :attr:`topics` at once; each partition then
+        stops taking appends, closes its files and has its directory renamed
+        to ``...-delete`` and removed.
+        """
+        logs = self.topics.pop(topic)
+        doomed = []
+        for plog in logs:
+            await plog.delete()
+            target = plog.directory.with_name(f"{plog.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+            try:
+                plog.directory.rename(target)
+            except OSError as exc:
+                log.error("could not rename %s for deletion: %s", plog.directory, exc)
+                target = plog.directory
+            doomed.append(target)
+        for path in doomed:
+            await trio.to_thread.run_sync(shutil.rmtree, path, True)
+        log.info("deleted topic %s (%d partition(s))", topic, len(logs))
 
     def all_logs(self) -> list[PartitionLog]:
         return [plog for logs in self.topics.values() for plog in logs]

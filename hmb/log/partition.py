@@ -9,10 +9,13 @@ Rules of this module:
   visible to fetches as soon as it is written.
 * Readers get file regions, not bytes: the network layer sends them with
   ``os.sendfile``.  The segment stays open while pinned by a reader.
+* Transactions are not supported: a transactional batch is refused
+  (INVALID_TXN_STATE) rather than stored as if it were committed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -27,7 +30,8 @@ from sortedcontainers import SortedDict
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.producer_state import ProducerStateManager
 from hmb.log.scan import BadEntry, producer_info
-from hmb.log.segment import LogSegment, RecoveryReport
+from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
+from hmb.log.time_lookup import TimestampMatch, find_in_segments
 from hmb.mvar import MVar
 from kproto import CorruptRecordError, ErrorCode
 from kproto.records import assign_batches
@@ -84,6 +88,10 @@ class OffsetOutOfRangeError(Exception):
     """A fetch or seek outside ``[log_start_offset, high_watermark]``."""
 
 
+class PartitionDeletedError(Exception):
+    """The partition's topic was deleted while the request waited (UNKNOWN_TOPIC_OR_PARTITION)."""
+
+
 class PartitionLog:
     """The log of ``topic``/``partition`` in ``directory``."""
 
@@ -96,6 +104,7 @@ class PartitionLog:
         self._state = MVar(_State())
         self._appended = trio.Event()
         self.producers = ProducerStateManager()
+        self.deleted = False
 
     # ---------------------------------------------------------------- opening
 
@@ -190,11 +199,17 @@ class PartitionLog:
         if len(records) > self.config.segment_bytes:
             raise RecordListTooLargeError(f"{len(records)} bytes exceed log.segment.bytes")
         async with self._state.modify() as state:
+            if self.deleted:
+                raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
             base = self.high_watermark
             result = assign_batches(records, base, max_message_bytes=self.config.max_message_bytes)
             if result.producer_batches and not allow_v2:
                 # Kafka: Produce v0-v2 may only carry magic 0/1; their consumers could not read v2
                 raise CorruptRecordError("RecordBatch v2 (magic 2) needs Produce v3 or later")
+            if any(b.is_transactional for b in result.producer_batches):
+                raise ProducerSequenceError(
+                    ErrorCode.INVALID_TXN_STATE, "transactional batches are not supported"
+                )
             idempotent = [b for b in result.producer_batches if b.producer_id >= 0]
             for b in idempotent:
                 check = self.producers.check(
@@ -212,7 +227,11 @@ class PartitionLog:
             seg = self.active
             if seg.size and (seg.size + len(result.buf) > self.config.segment_bytes or seg.index_full):
                 seg = await self._roll(base)
-            seg.append(result.buf, result.last_offset)
+            seg.append(
+                result.buf,
+                result.last_offset,
+                _max_magic(result.buf, bool(result.producer_batches), result.max_timestamp),
+            )
             for b in idempotent:
                 self.producers.record(
                     b.producer_id,
@@ -230,6 +249,10 @@ class PartitionLog:
         event, self._appended = self._appended, trio.Event()
         event.set()
         return AppendInfo(base, result.last_offset, result.count)
+
+    def max_producer_id(self) -> int:
+        """The highest producer id this partition's recent batches carry (-1: none)."""
+        return max(self.producers.producers, default=-1)
 
     def _rebuild_producer_state(self, segments: int = 2) -> None:
         """Producer sequence state from the batch headers of the last ``segments`` segments.
@@ -273,7 +296,7 @@ class PartitionLog:
     async def flush(self) -> None:
         """fsync the active segment (log.flush.interval.ms scheduler)."""
         async with self._state.modify() as state:
-            if state.unflushed_messages:
+            if state.unflushed_messages and not self.deleted:
                 await trio.to_thread.run_sync(self.active.flush)
                 state.unflushed_messages = 0
                 state.last_flush = time.monotonic()
@@ -281,19 +304,21 @@ class PartitionLog:
     # ---------------------------------------------------------------- reading
 
     @contextmanager
-    def read(self, offset: int, max_bytes: int) -> Iterator[FileRegion | None]:
+    def read(self, offset: int, max_bytes: int, *, min_one: bool = False) -> Iterator[FileRegion | None]:
         """The file region starting at the entry holding ``offset``, at most ``max_bytes`` long.
 
-        Yields ``None`` when ``offset`` is the high watermark (nothing yet);
-        raises :class:`OffsetOutOfRangeError` outside the log.  The region is
-        valid while the context is open.
+        With ``min_one`` the region holds at least that whole first entry even
+        when it is larger than ``max_bytes`` (Kafka's rule from Fetch v3 on, so
+        a consumer always makes progress).  Yields ``None`` when ``offset`` is
+        the high watermark (nothing yet); raises :class:`OffsetOutOfRangeError`
+        outside the log.  The region is valid while the context is open.
         """
         hw = self.high_watermark
         if offset < self.log_start_offset or offset > hw:
             raise OffsetOutOfRangeError(
                 f"offset {offset} outside [{self.log_start_offset}, {hw}] of {self.topic}-{self.partition}"
             )
-        if offset == hw or max_bytes <= 0:
+        if offset == hw or (max_bytes <= 0 and not min_one):
             yield None
             return
         idx = self.segments.bisect_right(offset) - 1
@@ -302,7 +327,10 @@ class PartitionLog:
             seg = self.segments.peekitem(idx)[1]
             pos = seg.find_position(offset)
             if pos is not None:
-                region = FileRegion(seg, pos, min(max_bytes, seg.size - pos))
+                length = max(0, min(max_bytes, seg.size - pos))
+                if min_one:
+                    length = max(length, min(seg.entry_size(pos), seg.size - pos))
+                region = FileRegion(seg, pos, length)
                 break
             idx += 1
         if region is None:
@@ -331,6 +359,16 @@ class PartitionLog:
         count = min(max_num_offsets, start + 1)
         return sorted((pairs[start - j][0] for j in range(max(0, count))), reverse=True)
 
+    async def offset_for_timestamp(self, timestamp: int) -> TimestampMatch | None:
+        """ListOffsets v1+: the first record with a timestamp >= ``timestamp`` (None: there is none).
+
+        The walk over segment files runs in a worker thread, the segments pinned.
+        """
+        with contextlib.ExitStack() as stack:
+            segments = [stack.enter_context(seg.pinned()) for seg in list(self.segments.values())]
+            start = self.log_start_offset
+            return await trio.to_thread.run_sync(find_in_segments, segments, timestamp, start)
+
     # ---------------------------------------------------------------- retention
 
     async def apply_retention(self, now: float | None = None) -> list[int]:
@@ -342,6 +380,8 @@ class PartitionLog:
         cfg = self.config
         deleted: list[int] = []
         async with self._state.modify():
+            if self.deleted:  # DeleteTopics got here first: the files are gone
+                return deleted
             total = self.size_bytes
             while len(self.segments) > 1:
                 seg = self.segments.peekitem(0)[1]
@@ -363,6 +403,18 @@ class PartitionLog:
             )
         return deleted
 
+    async def delete(self) -> None:
+        """Refuse further appends, wake waiting fetches and close every file (DeleteTopics).
+
+        The directory itself is removed by the log manager.  Readers holding
+        a region keep their descriptors until they unpin them.
+        """
+        async with self._state.modify():
+            self.deleted = True
+            self.close()
+        event, self._appended = self._appended, trio.Event()
+        event.set()
+
     def close(self) -> None:
         for seg in self.segments.values():
             try:
@@ -370,3 +422,18 @@ class PartitionLog:
             except OSError:
                 log.exception("flush of %s failed at close", seg.log_path)
             seg.close()
+
+
+def _max_magic(buf: bytes | bytearray, has_v2: bool, max_timestamp: int) -> int:
+    """The highest magic in an appended record set, from what validation already found.
+
+    Any RecordBatch makes it 2.  Otherwise the first entry's magic, raised to 1
+    when some message carries a timestamp (only magic 1 can).  A magic-1
+    message with no timestamp behind a magic-0 first entry counts as 0: it is
+    sent unconverted to a Fetch v0/v1 client, which reads magic 1 anyway.
+    """
+    if has_v2:
+        return 2
+    if len(buf) <= 16:
+        return UNKNOWN_MAGIC
+    return max(buf[16], 1 if max_timestamp >= 0 else 0)

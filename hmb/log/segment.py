@@ -12,10 +12,17 @@ Rules of this module:
 * Reads hand out positions within the file for ``os.sendfile``; a segment
   that retention removes while a read is in flight is closed only when the
   last reader unpins it.
+* The segment remembers which message formats (magic bytes) which byte
+  ranges hold, as runs of positions: a Fetch v0-v3 (legacy client) asks
+  whether its range needs down-converting without reading it.  A range the
+  segment cannot vouch for (before the last index entry after a clean
+  start, or written by a caller that did not say) answers "unknown", and
+  the reader checks the bytes themselves.
 """
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 import time
@@ -30,6 +37,7 @@ from hmb.log.scan import HEADER_SIZE, BadEntry, Entry, entry_last_offset, iter_e
 log = logging.getLogger(__name__)
 
 _PEEK = 27  # enough bytes to know any entry's last offset
+UNKNOWN_MAGIC = -1
 
 
 def segment_name(base_offset: int) -> str:
@@ -73,6 +81,14 @@ class LogSegment:
         self._pins = 0
         self._deleted = False
         self.created = time.time()
+        # Runs of equal (maximum) magic: run i covers [_run_starts[i], _run_starts[i+1]).
+        # What hmb.log.time_lookup learned: the largest timestamp in [0, timestamps_scanned_to).
+        self.max_timestamp = -1
+        self.timestamps_scanned_to = 0
+        self._run_starts: list[int] = []
+        self._run_magics: list[int] = []
+        if self.size:
+            self._note_magic(0, UNKNOWN_MAGIC)
 
     # ---------------------------------------------------------------- loading
 
@@ -80,6 +96,7 @@ class LogSegment:
         """Validate every entry, truncate a torn or corrupt tail, rebuild the index."""
         self.index.reset()
         self._bytes_since_index = 0
+        self._run_starts, self._run_magics = [], []
         entries = 0
         good_end = 0
         reason = None
@@ -92,6 +109,7 @@ class LogSegment:
                 reason = f"offset {item.last_offset} below segment base {self.base_offset}"
                 break
             self._index_entry(item.last_offset, item.position, item.size)
+            self._note_magic(item.position, item.magic)
             entries += 1
             good_end = item.position + item.size
             last = item.last_offset
@@ -118,6 +136,7 @@ class LogSegment:
             if isinstance(item, BadEntry):
                 return self.recover(max_entry)
             last = item.last_offset
+            self._note_magic(item.position, item.magic)
         self.next_offset = last + 1
         self._bytes_since_index = self.size - pos
         return None
@@ -130,11 +149,15 @@ class LogSegment:
             self._bytes_since_index = 0
         self._bytes_since_index += size
 
-    def append(self, data: bytes | bytearray | memoryview, last_offset: int) -> int:
+    def append(
+        self, data: bytes | bytearray | memoryview, last_offset: int, magic: int = UNKNOWN_MAGIC
+    ) -> int:
         """Append entries ending at ``last_offset``; returns their file position.
 
-        All or nothing: on ``OSError`` the file is cut back and the error
-        re-raised for the caller to turn into an error code.
+        ``magic`` is the highest magic among the entries (``UNKNOWN_MAGIC`` if
+        the caller does not know).  All or nothing: on ``OSError`` the file is
+        cut back and the error re-raised for the caller to turn into an error
+        code.
         """
         position = self.size
         self.index.reserve()  # a full disk fails here, before the log is touched
@@ -151,8 +174,39 @@ class LogSegment:
             raise
         self.size += written
         self._index_entry(last_offset, position, written)
+        self._note_magic(position, magic)
         self.next_offset = last_offset + 1
         return position
+
+    def _note_magic(self, position: int, magic: int) -> None:
+        """Entries of (at most) ``magic`` start at ``position``, after every earlier run."""
+        if self._run_magics and self._run_magics[-1] == magic:
+            return
+        if self._run_starts and self._run_starts[-1] == position:
+            self._run_magics[-1] = magic
+            return
+        self._run_starts.append(position)
+        self._run_magics.append(magic)
+
+    def max_magic(self, position: int, length: int) -> int:
+        """The highest magic of the entries in ``[position, position + length)``.
+
+        ``UNKNOWN_MAGIC`` when some of the range was not seen entry by entry.
+        """
+        starts = self._run_starts
+        i = bisect.bisect_right(starts, position) - 1
+        if i < 0:
+            return UNKNOWN_MAGIC
+        end = position + length
+        best = self._run_magics[i]
+        i += 1
+        while i < len(starts) and starts[i] < end:
+            magic = self._run_magics[i]
+            if magic == UNKNOWN_MAGIC or best == UNKNOWN_MAGIC:
+                return UNKNOWN_MAGIC
+            best = max(best, magic)
+            i += 1
+        return best
 
     @property
     def index_full(self) -> bool:
@@ -168,6 +222,9 @@ class LogSegment:
         self.size = position
         self.index.truncate_to_position(position)
         self.next_offset = next_offset
+        self.max_timestamp, self.timestamps_scanned_to = -1, 0
+        keep = bisect.bisect_left(self._run_starts, position)
+        del self._run_starts[keep:], self._run_magics[keep:]
 
     # ---------------------------------------------------------------- reading
 
@@ -182,6 +239,13 @@ class LogSegment:
                 return pos
             pos += HEADER_SIZE + int.from_bytes(head[8:12], "big", signed=True)
         return None
+
+    def entry_size(self, position: int) -> int:
+        """Size of the entry at ``position``, its 12-byte offset/size header included."""
+        head = os.pread(self.fd, HEADER_SIZE, position)
+        if len(head) < HEADER_SIZE:
+            return 0
+        return HEADER_SIZE + max(0, int.from_bytes(head[8:12], "big", signed=True))
 
     def entries(self, start: int = 0) -> Iterator[Entry | BadEntry]:
         return iter_entries(self.fd, start, self.size, validate=False)

@@ -470,7 +470,7 @@ def test_invalid_topic_names(shared: BrokerProcess, healthy: Healthy) -> None:
 
 
 UNSUPPORTED = [(9999, 0), (50, 0), (-1, 0),
-               (METADATA, 99), (PRODUCE, 9), (FETCH, 1), (METADATA, -1)]
+               (METADATA, 99), (PRODUCE, 9), (FETCH, 12), (METADATA, -1)]
 
 
 @pytest.mark.parametrize(("api_key", "version"), UNSUPPORTED, ids=[f"{k}v{v}" for k, v in UNSUPPORTED])

@@ -1,0 +1,130 @@
+"""CreateTopics v0-v4: create topics on this one broker, with Kafka's per-topic errors.
+
+Each topic is judged on its own, in Kafka's order of checks: a name given
+twice in one request (INVALID_REQUEST), an illegal name
+(INVALID_TOPIC_EXCEPTION), an existing topic (TOPIC_ALREADY_EXISTS), then
+the layout.  The layout is either counts or an explicit replica assignment,
+never both (INVALID_REQUEST):
+
+* counts: ``num_partitions`` > 0 (INVALID_PARTITIONS otherwise) and a
+  replication factor of 1, the only one a single broker can keep
+  (INVALID_REPLICATION_FACTOR otherwise); from v4, -1 asks for the broker's
+  defaults (``num.partitions``, replication factor 1);
+* an assignment: partitions numbered 0..n-1, each on exactly this broker
+  (INVALID_REPLICA_ASSIGNMENT otherwise).
+
+``validate_only`` (v1+) runs every check and creates nothing.  Per-topic
+configs are accepted and ignored (logged): every topic uses the broker's
+log settings.  Creation is synchronous, so ``timeout_ms`` never expires.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from hmb.api.context import Reply, RequestContext
+from hmb.log.manager import InvalidTopicError, validate_topic_name
+from kproto import ApiKey, ErrorCode
+
+API_KEY = ApiKey.CREATE_TOPICS
+VERSIONS = (0, 4)
+
+log = logging.getLogger(__name__)
+
+DEFAULT = -1  # num_partitions / replication_factor: "the broker's default" (v4+), or "see assignments"
+
+
+class _RefusedError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _partition_count(ctx: RequestContext, topic: Any) -> int:
+    """How many partitions ``topic`` asks for, or :class:`_RefusedError`."""
+    node = ctx.broker.config.node_id
+    version = ctx.request.version
+    if topic.assignments:
+        if topic.num_partitions != DEFAULT or topic.replication_factor != DEFAULT:
+            raise _RefusedError(
+                ErrorCode.INVALID_REQUEST,
+                "both num_partitions or replication_factor and replica assignments were set",
+            )
+        indexes = sorted(a.partition_index for a in topic.assignments)
+        if indexes != list(range(len(indexes))):
+            raise _RefusedError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partitions must be numbered 0..n-1, got {indexes}"
+            )
+        for a in topic.assignments:
+            if list(a.broker_ids) != [node]:
+                raise _RefusedError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"partition {a.partition_index}: replicas {list(a.broker_ids)}, "
+                    f"but the only broker is {node}",
+                )
+        return len(indexes)
+    count = topic.num_partitions
+    if count == DEFAULT and version >= 4:
+        count = ctx.broker.config.num_partitions
+    if count <= 0:
+        raise _RefusedError(ErrorCode.INVALID_PARTITIONS, "number of partitions must be larger than 0")
+    factor = topic.replication_factor
+    if factor == DEFAULT and version >= 4:
+        factor = 1
+    if factor <= 0:
+        raise _RefusedError(ErrorCode.INVALID_REPLICATION_FACTOR, "replication factor must be larger than 0")
+    if factor > 1:
+        raise _RefusedError(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"replication factor {factor} larger than the number of available brokers: 1",
+        )
+    return count
+
+
+def _create_one(
+    ctx: RequestContext, topic: Any, duplicated: bool, validate_only: bool
+) -> tuple[int, str | None]:
+    logs = ctx.broker.logs
+    if duplicated:
+        raise _RefusedError(
+            ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears more than once in the request"
+        )
+    try:
+        validate_topic_name(topic.name)
+    except InvalidTopicError as exc:
+        raise _RefusedError(ErrorCode.INVALID_TOPIC_EXCEPTION, str(exc)) from None
+    if topic.name in logs.topics:
+        raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} already exists")
+    count = _partition_count(ctx, topic)
+    if topic.configs:
+        log.warning(
+            "topic %s: ignoring per-topic configs %s (the broker's log settings apply)",
+            topic.name,
+            ", ".join(c.name for c in topic.configs),
+        )
+    if validate_only:
+        return ErrorCode.NONE, None
+    try:
+        logs.create_topic(topic.name, count)
+    except OSError as exc:
+        log.error("creating topic %s failed: %s", topic.name, exc)
+        raise _RefusedError(
+            ErrorCode.KAFKA_STORAGE_ERROR, f"creating the partition logs failed: {exc.strerror}"
+        ) from None
+    return ErrorCode.NONE, None
+
+
+async def handle(ctx: RequestContext) -> Reply:
+    body = ctx.request.body
+    validate_only = bool(ctx.request.version >= 1 and body.validate_only)
+    counts = Counter(t.name for t in body.topics)
+    results: list[dict[str, Any]] = []
+    for topic in body.topics:
+        try:
+            code, message = _create_one(ctx, topic, counts[topic.name] > 1, validate_only)
+        except _RefusedError as exc:
+            code, message = exc.code, str(exc)
+        results.append({"name": topic.name, "error_code": code, "error_message": message})
+    return {"throttle_time_ms": 0, "topics": results}
