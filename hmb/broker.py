@@ -1,4 +1,4 @@
-"""The broker: the log, the committed offsets and the listener, in one nursery.
+"""The broker: the log, the groups, the committed offsets and the listener, in one nursery.
 
 ``Broker.run`` is a trio task that reports the bound address through
 ``task_status`` once everything is loaded and listening; cancelling it stops
@@ -15,6 +15,7 @@ import trio
 
 from hmb import __version__
 from hmb.config import BrokerConfig, Listener
+from hmb.groups.coordinator import GroupCoordinator
 from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
 from hmb.groups.offsets import OffsetStore
 from hmb.log.manager import LogManager
@@ -28,6 +29,11 @@ class Broker:
         self.config = config
         self.logs = LogManager(list(config.log_dirs), config.log)
         self._offsets: OffsetStore | None = None
+        self.groups = GroupCoordinator(
+            min_session_timeout_ms=config.group_min_session_timeout_ms,
+            max_session_timeout_ms=config.group_max_session_timeout_ms,
+            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+        )
         self.bound: tuple[str, int] | None = None
 
     def advertised(self) -> Listener:
@@ -64,6 +70,7 @@ class Broker:
                 self.bound = (host, port)
                 await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)
+                await nursery.start(self.groups.run)  # session and rebalance timeouts
                 adv = self.advertised()
                 log.info(
                     "hmb %s listening on %s:%d (advertised %s:%d), data in %s",

@@ -46,6 +46,12 @@ class BrokerConfig:
     queued_max_requests: int = 500  # queued.max.requests (per connection here)
     retention_check_interval_ms: int = 300_000  # log.retention.check.interval.ms
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
+    group_min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
+    group_max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
+    # group.initial.rebalance.delay.ms: Kafka's default is 3000, which delays every new
+    # group's first assignment by 3 s; 0 lets a consumer get its partitions in well under
+    # a second (librdkafka's first assignment), and Kafka's value can still be configured.
+    group_initial_rebalance_delay_ms: int = 0
     log: LogConfig = field(default_factory=LogConfig)
 
     @property
@@ -124,6 +130,9 @@ _BROKER_INT_KEYS = {
     "queued.max.requests": "queued_max_requests",
     "log.retention.check.interval.ms": "retention_check_interval_ms",
     "offset.metadata.max.bytes": "offset_metadata_max_bytes",
+    "group.min.session.timeout.ms": "group_min_session_timeout_ms",
+    "group.max.session.timeout.ms": "group_max_session_timeout_ms",
+    "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
     "broker.id": "node_id",
     "node.id": "node_id",
 }
@@ -197,6 +206,12 @@ def validate(cfg: BrokerConfig) -> None:
         (cfg.log.max_message_bytes >= 0, "message.max.bytes must not be negative"),
         (cfg.log.flush_interval_messages >= 1, "log.flush.interval.messages must be at least 1"),
         (0 <= cfg.listener.port < 65536, "the listener port must be 0-65535"),
+        (cfg.group_min_session_timeout_ms >= 0, "group.min.session.timeout.ms must not be negative"),
+        (
+            cfg.group_max_session_timeout_ms >= cfg.group_min_session_timeout_ms,
+            "group.max.session.timeout.ms must be at least group.min.session.timeout.ms",
+        ),
+        (cfg.group_initial_rebalance_delay_ms >= 0, "group.initial.rebalance.delay.ms must not be negative"),
     ]
     for ok, message in checks:
         if not ok:

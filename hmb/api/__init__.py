@@ -12,13 +12,22 @@ from types import ModuleType
 
 from hmb.api import (
     api_versions,
+    create_topics,
+    delete_topics,
+    describe_groups,
     fetch,
     find_coordinator,
+    heartbeat,
+    init_producer_id,
+    join_group,
+    leave_group,
+    list_groups,
     list_offsets,
     metadata,
     offset_commit,
     offset_fetch,
     produce,
+    sync_group,
 )
 from hmb.api.context import Reply, RequestContext
 
@@ -47,6 +56,15 @@ _MODULES: tuple[ModuleType, ...] = (
     offset_commit,
     offset_fetch,
     find_coordinator,
+    init_producer_id,
+    create_topics,
+    delete_topics,
+    join_group,
+    sync_group,
+    heartbeat,
+    leave_group,
+    describe_groups,
+    list_groups,
     api_versions,
 )
 

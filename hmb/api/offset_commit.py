@@ -1,8 +1,16 @@
-"""OffsetCommit v0-1: store a group's positions (durably, in ``__consumer_offsets``).
+"""OffsetCommit v0-7: store a group's positions (durably, in ``__consumer_offsets``).
 
-v1's generation id and member id belong to group membership, which this
-broker does not manage yet: like Kafka 0.8.2 for consumers that assign
-partitions themselves (generation -1), they are accepted as given.
+Who may commit is the group coordinator's call (Kafka's rules, see
+``GroupCoordinator.check_commit``): generation -1 with an empty member id
+is a "simple" commit by a consumer that assigns partitions itself, allowed
+while the group has no members (v0 carries neither, so it is always one);
+otherwise the member must belong to the group's current generation.
+
+Version notes: v1's per-partition commit timestamp and v2-v4's
+``retention_time_ms`` are stored in the record as Kafka does; v6's
+``committed_leader_epoch`` is accepted and not kept (leader epochs are -1
+here, PROTOCOL.md trap 4); v7's ``group_instance_id`` is ignored: members
+are dynamic (static membership is not implemented).
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from hmb.api.context import Reply, RequestContext
 from kproto import ApiKey, ErrorCode
 
 API_KEY = ApiKey.OFFSET_COMMIT
-VERSIONS = (0, 1)
+VERSIONS = (0, 7)
 
 log = logging.getLogger(__name__)
 
@@ -22,13 +30,19 @@ async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     broker = ctx.broker
     max_meta = broker.config.offset_metadata_max_bytes
+    group_error: int = ErrorCode.NONE
+    if not body.group_id:
+        group_error = ErrorCode.INVALID_GROUP_ID
+    elif ctx.request.version >= 1:
+        group_error = broker.groups.check_commit(body.group_id, body.generation_id, body.member_id)
     codes: dict[tuple[str, int], int] = {}
     accepted: list[tuple[str, int, int, str, int]] = []
     for topic in body.topics:
         for p in topic.partitions:
             metadata = p.committed_metadata or ""
-            if not body.group_id:
-                code = ErrorCode.INVALID_GROUP_ID
+            code: int
+            if group_error != ErrorCode.NONE:
+                code = group_error
             elif broker.logs.get(topic.name, p.partition_index) is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif len(metadata.encode()) > max_meta:
@@ -47,12 +61,15 @@ async def handle(ctx: RequestContext) -> Reply:
             codes[(topic.name, p.partition_index)] = code
     if accepted:
         try:
-            await broker.offsets.commit(body.group_id, accepted)
+            await broker.offsets.commit(
+                body.group_id, accepted, retention_ms=body.get("retention_time_ms", -1)
+            )
         except OSError as exc:
             log.error("offset commit for group %s failed: %s", body.group_id, exc)
             for topic_name, partition, *_ in accepted:
                 codes[(topic_name, partition)] = ErrorCode.COORDINATOR_NOT_AVAILABLE
     return {
+        "throttle_time_ms": 0,
         "topics": [
             {
                 "name": topic.name,
@@ -65,5 +82,5 @@ async def handle(ctx: RequestContext) -> Reply:
                 ],
             }
             for topic in body.topics
-        ]
+        ],
     }

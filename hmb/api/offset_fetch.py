@@ -1,39 +1,53 @@
-"""OffsetFetch v0-1: a group's committed positions (-1 and no error when none)."""
+"""OffsetFetch v0-5: a group's committed positions (-1 and no error when none).
+
+v2+ may ask with a null topic list for every committed offset of the group
+and carries a top-level error code; v5's leader epoch is always -1 (no
+leader epochs here, PROTOCOL.md trap 4).  Offsets are returned whatever the
+group's state, as Kafka does: the group may not use group management at all.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from hmb.api.context import Reply, RequestContext
 from kproto import ApiKey, ErrorCode
 
 API_KEY = ApiKey.OFFSET_FETCH
-VERSIONS = (0, 1)
+VERSIONS = (0, 5)
+
+
+def _partition(index: int, offset: int, metadata: str, error: int) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "committed_offset": offset,
+        "committed_leader_epoch": -1,
+        "metadata": metadata,
+        "error_code": error,
+    }
 
 
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     broker = ctx.broker
-    topics = []
-    for topic in body.topics:
+    topics: list[dict[str, Any]] = []
+    if body.topics is None:  # v2+: everything the group has committed
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), committed in broker.offsets.of_group(body.group_id).items():
+            by_topic.setdefault(topic, []).append(
+                _partition(index, committed.offset, committed.metadata, ErrorCode.NONE)
+            )
+        topics = [{"name": t, "partitions": parts} for t, parts in by_topic.items()]
+    for topic in body.topics or ():
         partitions = []
         for index in topic.partition_indexes:
             if broker.logs.get(topic.name, index) is None:
-                partitions.append(
-                    {
-                        "partition_index": index,
-                        "committed_offset": -1,
-                        "metadata": "",
-                        "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                    }
-                )
+                partitions.append(_partition(index, -1, "", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
-            committed = broker.offsets.get(body.group_id, topic.name, index)
-            partitions.append(
-                {
-                    "partition_index": index,
-                    "committed_offset": committed.offset if committed else -1,
-                    "metadata": committed.metadata if committed else "",
-                    "error_code": ErrorCode.NONE,
-                }
-            )
+            stored = broker.offsets.get(body.group_id, topic.name, index)
+            if stored is None:
+                partitions.append(_partition(index, -1, "", ErrorCode.NONE))
+            else:
+                partitions.append(_partition(index, stored.offset, stored.metadata, ErrorCode.NONE))
         topics.append({"name": topic.name, "partitions": partitions})
-    return {"topics": topics}
+    return {"throttle_time_ms": 0, "topics": topics, "error_code": ErrorCode.NONE}

@@ -9,15 +9,32 @@ States, as Kafka names them::
 
 Rules of this module:
 
-* A rebalance completes the moment every known member has (re)joined.  Kafka
-  additionally waits ``group.initial.rebalance.delay.ms`` for a new group and
-  some Kafka-compatible brokers wait out half the session timeout; clients
-  then sit ~23 s per join (PROTOCOL.md, trap 8).  Members that do not rejoin
-  are dropped when the longest rebalance timeout of the group expires.
+* A rebalance completes the moment every known member has (re)joined.  Some
+  Kafka-compatible brokers wait out half the session timeout; clients then
+  sit ~23 s per join (PROTOCOL.md, trap 8).  Members that do not rejoin are
+  dropped when their session expires or, at the latest, when the longest
+  rebalance timeout of the group runs out.
+* ``group.initial.rebalance.delay.ms`` is honoured as Kafka does (a new
+  group waits that long for more members, each newcomer extending the wait up
+  to the rebalance timeout), but the broker defaults it to 0: Kafka's 3000 ms
+  makes every first assignment take over 3 s, and librdkafka's first
+  assignment is meant to arrive in under a second.
+* A member with a JoinGroup or SyncGroup in flight is alive (Kafka's
+  ``shouldKeepAlive``); when such a request is abandoned (the client went
+  away) the member's session clock starts again, so a dead member blocks a
+  rebalance for one session timeout, never forever.
 * JoinGroup v4+ without a member id is answered MEMBER_ID_REQUIRED with an
   id to rejoin with (KIP-394); the id is remembered as pending until then.
-* Session expiry is driven by one timer task that sleeps until the earliest
-  deadline of any group and is woken when deadlines change; no polling.
+* Static membership (``group.instance.id``, KIP-345) is not implemented:
+  members that send an instance id are treated as dynamic members, which is
+  correct, only without the saved rebalance on restart.
+* Membership lives in memory only (committed offsets are durable, in
+  :mod:`hmb.groups.offsets`): after a broker restart members are unknown and
+  rejoin, as clients do on UNKNOWN_MEMBER_ID.
+* Expiry is driven by one timer task that sleeps until the earliest deadline
+  of any group and is woken when a deadline moves earlier; no polling.  Time
+  is ``trio.current_time()``: the real clock in the broker, a MockClock in
+  tests, where timeouts then pass in no real time.
 * The coordinator knows nothing of the wire: handlers translate requests to
   these calls and the results to responses.
 """
@@ -45,6 +62,24 @@ class GroupState(Enum):
     DEAD = "Dead"
 
 
+@dataclass(frozen=True)
+class JoinResult:
+    error: int
+    generation_id: int = -1
+    protocol_name: str = ""
+    leader: str = ""
+    member_id: str = ""
+    members: tuple[tuple[str, bytes], ...] = ()  # (member id, metadata), for the leader only
+
+
+@dataclass
+class _JoinWaiter:
+    """One JoinGroup request waiting for its rebalance (a member may resend its join)."""
+
+    done: trio.Event = field(default_factory=trio.Event)
+    result: JoinResult | None = None
+
+
 @dataclass
 class Member:
     member_id: str
@@ -54,11 +89,22 @@ class Member:
     rebalance_timeout_s: float
     protocol_type: str
     protocols: list[tuple[str, bytes]]
+    group_instance_id: str | None = None
     assignment: bytes = b""
     last_seen: float = 0.0
-    joining: trio.Event | None = None  # set when this member's JoinGroup may return
-    join_result: JoinResult | None = None
-    syncing: trio.Event | None = None
+    join_waiters: list[_JoinWaiter] = field(default_factory=list)
+    sync_waiters: int = 0
+
+    @property
+    def awaiting_join(self) -> bool:
+        return bool(self.join_waiters)
+
+    def keep_alive(self) -> bool:
+        """A member with a request in flight cannot be expected to heartbeat."""
+        return bool(self.join_waiters) or self.sync_waiters > 0
+
+    def session_deadline(self) -> float:
+        return self.last_seen + self.session_timeout_s
 
     def protocol_metadata(self, name: str) -> bytes:
         for proto, meta in self.protocols:
@@ -66,15 +112,11 @@ class Member:
                 return meta
         return b""
 
-
-@dataclass(frozen=True)
-class JoinResult:
-    error: int
-    generation_id: int = -1
-    protocol_name: str = ""
-    leader: str = ""
-    member_id: str = ""
-    members: tuple[tuple[str, bytes], ...] = ()  # (member id, metadata), for the leader only
+    def finish_join(self, result: JoinResult) -> None:
+        for waiter in self.join_waiters:
+            waiter.result = result
+            waiter.done.set()
+        self.join_waiters.clear()
 
 
 @dataclass
@@ -88,20 +130,28 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)
     pending_ids: dict[str, float] = field(default_factory=dict)  # KIP-394 ids handed out, with expiry
     rebalance_deadline: float | None = None
+    delay_until: float | None = None  # group.initial.rebalance.delay.ms of a new group
+    #: set when the current CompletingRebalance ends (leader synced, or aborted)
+    sync_done: trio.Event = field(default_factory=trio.Event)
 
     def all_joined(self) -> bool:
-        return bool(self.members) and all(m.joining is not None for m in self.members.values())
+        return bool(self.members) and all(m.awaiting_join for m in self.members.values())
 
 
 class GroupCoordinator:
     """Every group of the broker.  Run :meth:`run` in a nursery for session expiry."""
 
     def __init__(
-        self, *, min_session_timeout_ms: int = 6000, max_session_timeout_ms: int = 1_800_000
+        self,
+        *,
+        min_session_timeout_ms: int = 6000,
+        max_session_timeout_ms: int = 1_800_000,
+        initial_rebalance_delay_ms: int = 0,
     ) -> None:
         self.groups: dict[str, Group] = {}
         self.min_session_timeout_s = min_session_timeout_ms / 1000
         self.max_session_timeout_s = max_session_timeout_ms / 1000
+        self.initial_rebalance_delay_s = initial_rebalance_delay_ms / 1000
         self._timer_changed = trio.Event()
 
     # ---------------------------------------------------------------- timers
@@ -110,7 +160,7 @@ class GroupCoordinator:
         self._timer_changed.set()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Expire sessions and rebalance timeouts; sleeps until the next deadline."""
+        """Expire sessions, pending ids and rebalance timeouts; sleeps until the next deadline."""
         task_status.started()
         while True:
             now = trio.current_time()
@@ -125,8 +175,9 @@ class GroupCoordinator:
         for g in self.groups.values():
             if g.rebalance_deadline is not None:
                 deadlines.append(g.rebalance_deadline)
-            if g.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-                deadlines += [m.last_seen + m.session_timeout_s for m in g.members.values()]
+            if g.delay_until is not None:
+                deadlines.append(g.delay_until)
+            deadlines += [m.session_deadline() for m in g.members.values() if not m.keep_alive()]
             deadlines += g.pending_ids.values()
         return min(deadlines, default=None)
 
@@ -136,37 +187,40 @@ class GroupCoordinator:
             for mid, until in list(g.pending_ids.items()):
                 if until <= now:
                     del g.pending_ids[mid]
-            if g.state == GroupState.PREPARING_REBALANCE:
-                if g.rebalance_deadline is not None and now >= g.rebalance_deadline:
-                    laggards = [m for m in g.members.values() if m.joining is None]
-                    for m in laggards:
-                        log.info("group %s: %s did not rejoin in time, removed", g.group_id, m.member_id)
-                        del g.members[m.member_id]
-                    self._maybe_complete(g)
-                continue
-            if g.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-                expired = [m for m in g.members.values() if now >= m.last_seen + m.session_timeout_s]
-                for m in expired:
-                    log.info("group %s: session of %s expired", g.group_id, m.member_id)
-                    self._remove(g, m.member_id)
+            if g.delay_until is not None and now >= g.delay_until:
+                g.delay_until = None
+                self._maybe_complete(g)
+            if (
+                g.state == GroupState.PREPARING_REBALANCE
+                and g.rebalance_deadline is not None
+                and now >= g.rebalance_deadline
+            ):
+                g.delay_until = None
+                laggards = [m.member_id for m in g.members.values() if not m.awaiting_join]
+                for mid in laggards:
+                    log.info("group %s: %s did not rejoin in time, removed", g.group_id, mid)
+                    self._remove(g, mid)
+                self._maybe_complete(g)
+            expired = [
+                m.member_id for m in g.members.values() if not m.keep_alive() and now >= m.session_deadline()
+            ]
+            for mid in expired:
+                log.info("group %s: session of %s expired", g.group_id, mid)
+                self._remove(g, mid)
 
     # ---------------------------------------------------------------- transitions
 
-    def _group(self, group_id: str) -> Group:
-        g = self.groups.get(group_id)
-        if g is None:
-            g = self.groups[group_id] = Group(group_id)
-        return g
-
     def _prepare_rebalance(self, g: Group) -> None:
+        now = trio.current_time()
         if g.state == GroupState.COMPLETING_REBALANCE:
-            for m in g.members.values():  # syncs of the aborted generation must rejoin
-                if m.syncing is not None:
-                    m.syncing.set()
+            g.sync_done.set()  # syncs of the aborted generation answer REBALANCE_IN_PROGRESS
         if g.state != GroupState.PREPARING_REBALANCE:
+            was_empty = g.state == GroupState.EMPTY
             g.state = GroupState.PREPARING_REBALANCE
             timeout = max((m.rebalance_timeout_s for m in g.members.values()), default=0.0)
-            g.rebalance_deadline = trio.current_time() + timeout
+            g.rebalance_deadline = now + timeout
+            if was_empty and self.initial_rebalance_delay_s > 0:
+                g.delay_until = min(now + self.initial_rebalance_delay_s, g.rebalance_deadline)
             log.info("group %s: preparing rebalance (generation %d)", g.group_id, g.generation_id)
         self._deadlines_changed()
 
@@ -174,17 +228,16 @@ class GroupCoordinator:
         m = g.members.pop(member_id, None)
         if m is None:
             return
-        if m.joining is not None and not m.joining.is_set():
-            m.join_result = JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
-            m.joining.set()
-        if m.syncing is not None:
-            m.syncing.set()
+        m.finish_join(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
         if not g.members:
+            if g.state == GroupState.COMPLETING_REBALANCE:
+                g.sync_done.set()
             g.state = GroupState.EMPTY
             g.generation_id += 1
             g.leader = ""
             g.protocol_name = ""
             g.rebalance_deadline = None
+            g.delay_until = None
             self._deadlines_changed()
             return
         self._prepare_rebalance(g)
@@ -201,7 +254,7 @@ class GroupCoordinator:
         return max(sorted(votes), key=lambda p: votes[p])
 
     def _maybe_complete(self, g: Group) -> None:
-        if g.state != GroupState.PREPARING_REBALANCE or not g.all_joined():
+        if g.state != GroupState.PREPARING_REBALANCE or not g.all_joined() or g.delay_until is not None:
             return
         g.generation_id += 1
         g.protocol_name = self._select_protocol(g)
@@ -209,21 +262,12 @@ class GroupCoordinator:
             g.leader = next(iter(g.members))
         g.state = GroupState.COMPLETING_REBALANCE
         g.rebalance_deadline = None
+        g.sync_done = trio.Event()
         now = trio.current_time()
-        members = tuple((m.member_id, m.protocol_metadata(g.protocol_name)) for m in g.members.values())
         for m in g.members.values():
             m.assignment = b""
             m.last_seen = now
-            m.join_result = JoinResult(
-                ErrorCode.NONE,
-                g.generation_id,
-                g.protocol_name,
-                g.leader,
-                m.member_id,
-                members if m.member_id == g.leader else (),
-            )
-            assert m.joining is not None
-            m.joining.set()
+            m.finish_join(self._current_generation(g, m.member_id))
         log.info(
             "group %s: generation %d with %d member(s), protocol %s, leader %s",
             g.group_id,
@@ -247,6 +291,7 @@ class GroupCoordinator:
         rebalance_timeout_ms: int,
         client_id: str = "",
         client_host: str = "",
+        group_instance_id: str | None = None,
         require_known_member_id: bool = False,
     ) -> JoinResult:
         """JoinGroup: returns when the rebalance this join takes part in completes."""
@@ -255,13 +300,18 @@ class GroupCoordinator:
         session_s = session_timeout_ms / 1000
         if not self.min_session_timeout_s <= session_s <= self.max_session_timeout_s:
             return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=member_id)
-        if not protocols:
+        if not protocol_type or not protocols:
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id)
-        g = self._group(group_id)
-        if g.state == GroupState.DEAD:
+        g = self.groups.get(group_id)
+        if g is not None and g.state == GroupState.DEAD:
             return JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id=member_id)
-        if g.members and (protocol_type != g.protocol_type or not self._compatible(g, protocols, member_id)):
-            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id)
+        if member_id and (g is None or (member_id not in g.members and member_id not in g.pending_ids)):
+            return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
+        if g is not None and g.members:
+            if protocol_type != g.protocol_type or not self._compatible(g, protocols, member_id):
+                return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id)
+        if g is None:
+            g = self.groups[group_id] = Group(group_id)
         now = trio.current_time()
         if not member_id:
             member_id = f"{client_id or 'member'}-{uuid.uuid4()}"
@@ -269,8 +319,6 @@ class GroupCoordinator:
                 g.pending_ids[member_id] = now + session_s
                 self._deadlines_changed()
                 return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id)
-        elif member_id not in g.members and member_id not in g.pending_ids:
-            return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
         g.pending_ids.pop(member_id, None)
         m = g.members.get(member_id)
         if m is None:
@@ -282,30 +330,46 @@ class GroupCoordinator:
                 rebalance_timeout_ms / 1000,
                 protocol_type,
                 list(protocols),
+                group_instance_id,
                 last_seen=now,
             )
             if len(g.members) == 1:
                 g.protocol_type = protocol_type
+            if g.delay_until is not None:  # Kafka: each newcomer extends the initial delay
+                cap = g.rebalance_deadline if g.rebalance_deadline is not None else now
+                g.delay_until = min(now + self.initial_rebalance_delay_s, cap)
         else:
-            if g.state == GroupState.STABLE and m.protocols == list(protocols) and member_id != g.leader:
-                # nothing changed for a follower of a stable group: answer with the current generation
-                return JoinResult(ErrorCode.NONE, g.generation_id, g.protocol_name, g.leader, member_id)
+            unchanged = m.protocols == list(protocols)
+            if unchanged and (
+                g.state == GroupState.COMPLETING_REBALANCE
+                or (g.state == GroupState.STABLE and member_id != g.leader)
+            ):
+                # a resent join, or a follower of a stable group with nothing new: the current generation
+                m.last_seen = now
+                return self._current_generation(g, member_id)
             m.protocols = list(protocols)
             m.session_timeout_s = session_s
             m.rebalance_timeout_s = rebalance_timeout_ms / 1000
+            m.client_id, m.client_host = client_id, client_host
         m.last_seen = now
-        m.joining = trio.Event()
-        m.join_result = None
+        waiter = _JoinWaiter()
+        m.join_waiters.append(waiter)
         self._prepare_rebalance(g)
         self._maybe_complete(g)
-        joining = m.joining
         try:
-            await joining.wait()
+            await waiter.done.wait()
         finally:
-            if m.joining is joining:
-                m.joining = None
-        result = m.join_result or JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
-        return result
+            if waiter in m.join_waiters:  # abandoned before the rebalance completed
+                m.join_waiters.remove(waiter)
+                m.last_seen = trio.current_time()  # alive until now; the session clock runs again
+                self._deadlines_changed()
+        return waiter.result or JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
+
+    def _current_generation(self, g: Group, member_id: str) -> JoinResult:
+        members: tuple[tuple[str, bytes], ...] = ()
+        if member_id == g.leader:
+            members = tuple((m.member_id, m.protocol_metadata(g.protocol_name)) for m in g.members.values())
+        return JoinResult(ErrorCode.NONE, g.generation_id, g.protocol_name, g.leader, member_id, members)
 
     def _compatible(self, g: Group, protocols: Sequence[tuple[str, bytes]], member_id: str) -> bool:
         others = [m for mid, m in g.members.items() if mid != member_id]
@@ -334,18 +398,17 @@ class GroupCoordinator:
             for mid, member in g.members.items():
                 member.assignment = given.get(mid, b"")
             g.state = GroupState.STABLE
-            for member in g.members.values():
-                if member.syncing is not None:
-                    member.syncing.set()
-            self._deadlines_changed()
+            g.sync_done.set()
+            log.info("group %s: generation %d is stable", g.group_id, g.generation_id)
             return ErrorCode.NONE, m.assignment
-        m.syncing = trio.Event()
-        syncing = m.syncing
+        done = g.sync_done
+        m.sync_waiters += 1
         try:
-            await syncing.wait()
+            await done.wait()
         finally:
-            if m.syncing is syncing:
-                m.syncing = None
+            m.sync_waiters -= 1
+            m.last_seen = trio.current_time()
+            self._deadlines_changed()
         if g.members.get(member_id) is not m:
             return ErrorCode.UNKNOWN_MEMBER_ID, b""
         if g.state != GroupState.STABLE or g.generation_id != generation_id:
@@ -357,39 +420,53 @@ class GroupCoordinator:
         if g is None or member_id not in g.members:
             return ErrorCode.UNKNOWN_MEMBER_ID
         g.members[member_id].last_seen = trio.current_time()
-        if g.state == GroupState.PREPARING_REBALANCE:
-            return ErrorCode.REBALANCE_IN_PROGRESS
         if generation_id != g.generation_id:
             return ErrorCode.ILLEGAL_GENERATION
+        if g.state == GroupState.PREPARING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 
-    def leave(self, group_id: str, member_id: str) -> int:
+    def leave(self, group_id: str, member_id: str, group_instance_id: str | None = None) -> int:
+        """LeaveGroup of one member; v3's members without an id are found by instance id."""
         g = self.groups.get(group_id)
-        if g is None or member_id not in g.members:
+        if g is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if not member_id and group_instance_id is not None:
+            member_id = next(
+                (m.member_id for m in g.members.values() if m.group_instance_id == group_instance_id), ""
+            )
+        if member_id not in g.members:
             return ErrorCode.UNKNOWN_MEMBER_ID
         log.info("group %s: %s left", g.group_id, member_id)
         self._remove(g, member_id)
         return ErrorCode.NONE
 
     def check_commit(self, group_id: str, generation_id: int, member_id: str) -> int:
-        """Whether an OffsetCommit with this generation/member may commit (Kafka's rules).
+        """Whether an OffsetCommit with this generation/member may commit (Kafka 3's rules).
 
         Generation -1 with an empty member id is a "simple" commit by a
-        consumer that assigns partitions itself; allowed unless the group
-        has members (then it would undo their work).
+        consumer that assigns partitions itself: allowed while the group has
+        no members.  Members of the current generation may commit while a
+        rebalance is being prepared (consumers commit before they rejoin),
+        not between JoinGroup and SyncGroup.
         """
         g = self.groups.get(group_id)
-        if generation_id < 0 and not member_id:
-            if g is None or not g.members:
-                return ErrorCode.NONE
-            return ErrorCode.ILLEGAL_GENERATION
-        if g is None or member_id not in g.members:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if g.state == GroupState.PREPARING_REBALANCE:
-            return ErrorCode.REBALANCE_IN_PROGRESS
-        if generation_id != g.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
-        g.members[member_id].last_seen = trio.current_time()
+        if g is None:
+            return ErrorCode.NONE if generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
+        if generation_id < 0 and not g.members:
+            return ErrorCode.NONE
+        if generation_id >= 0 or member_id:
+            m = g.members.get(member_id)
+            if m is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if generation_id != g.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+            if g.state == GroupState.COMPLETING_REBALANCE:
+                return ErrorCode.REBALANCE_IN_PROGRESS
+            m.last_seen = trio.current_time()
+            return ErrorCode.NONE
+        if g.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID  # a simple commit into an active group would undo its work
         return ErrorCode.NONE
 
     def describe(self, group_id: str) -> Group | None:

@@ -93,8 +93,23 @@ class OffsetStore:
     def get(self, group: str, topic: str, partition: int) -> CommittedOffset | None:
         return self._offsets.get((group, topic, partition))
 
-    async def commit(self, group: str, entries: list[tuple[str, int, int, str, int]]) -> None:
-        """Store ``(topic, partition, offset, metadata, commit_timestamp)`` durably, then in memory."""
+    def of_group(self, group: str) -> dict[tuple[str, int], CommittedOffset]:
+        """Every committed offset of a group (OffsetFetch v2+ with null topics), sorted."""
+        return dict(sorted(((t, p), c) for (g, t, p), c in self._offsets.items() if g == group))
+
+    def groups(self) -> set[str]:
+        """Groups with committed offsets: Kafka lists them even when nobody is a member."""
+        return {g for g, _, _ in self._offsets}
+
+    async def commit(
+        self, group: str, entries: list[tuple[str, int, int, str, int]], *, retention_ms: int = -1
+    ) -> None:
+        """Store ``(topic, partition, offset, metadata, commit_timestamp)`` durably, then in memory.
+
+        ``retention_ms`` (OffsetCommit v2-v4) is recorded as the expire
+        timestamp, as Kafka's value schema v1 does; -1 means the broker's
+        retention (offsets are not expired here).
+        """
         now = int(time.time() * 1000)
         records = []
         for topic, partition, offset, metadata, ts in entries:
@@ -106,7 +121,7 @@ class OffsetStore:
                     "offset": offset,
                     "metadata": metadata,
                     "commit_timestamp": ts,
-                    "expire_timestamp": -1,
+                    "expire_timestamp": ts + retention_ms if retention_ms >= 0 else -1,
                 }
             )
             records.append((key, value, ts))

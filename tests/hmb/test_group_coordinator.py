@@ -170,7 +170,8 @@ def test_generation_and_commit_checks() -> None:
         assert coord.check_commit("g", 1, a.member_id) == ErrorCode.NONE
         assert coord.check_commit("g", 7, a.member_id) == ErrorCode.ILLEGAL_GENERATION
         assert coord.check_commit("g", 1, "stranger") == ErrorCode.UNKNOWN_MEMBER_ID
-        assert coord.check_commit("g", -1, "") == ErrorCode.ILLEGAL_GENERATION  # group has members
+        assert coord.check_commit("g", -1, "") == ErrorCode.UNKNOWN_MEMBER_ID  # group has members (Kafka 3)
+        assert coord.check_commit("other", 3, "x") == ErrorCode.ILLEGAL_GENERATION  # no such group
         assert coord.heartbeat("g", 7, a.member_id) == ErrorCode.ILLEGAL_GENERATION
         assert (await coord.sync("g", 7, a.member_id, []))[0] == ErrorCode.ILLEGAL_GENERATION
 
@@ -181,5 +182,122 @@ def test_generation_and_commit_checks() -> None:
 def test_session_timeout_bounds(timeout_ms: int) -> None:
     async def scenario(coord: GroupCoordinator) -> None:
         assert (await join(coord, session_timeout_ms=timeout_ms)).error == ErrorCode.INVALID_SESSION_TIMEOUT
+
+    run(scenario)
+
+
+def test_members_of_the_generation_may_commit_while_a_rebalance_is_prepared() -> None:
+    """Consumers commit before they rejoin (on revoke): Kafka allows it in PreparingRebalance."""
+
+    async def scenario(coord: GroupCoordinator) -> None:
+        a = await join(coord)
+        await coord.sync("g", 1, a.member_id, [])
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(join, coord)
+            await trio.testing.wait_all_tasks_blocked()
+            assert coord.groups["g"].state == GroupState.PREPARING_REBALANCE
+            assert coord.check_commit("g", 1, a.member_id) == ErrorCode.NONE
+            await join(coord, a.member_id)
+        assert coord.groups["g"].state == GroupState.COMPLETING_REBALANCE
+        assert coord.check_commit("g", 2, a.member_id) == ErrorCode.REBALANCE_IN_PROGRESS
+        assert coord.check_commit("g", 1, a.member_id) == ErrorCode.ILLEGAL_GENERATION
+
+    run(scenario)
+
+
+def test_an_abandoned_join_blocks_a_rebalance_for_one_session_timeout_only() -> None:
+    """Members that are gone (one abandoned its JoinGroup, one went silent) are dropped after one
+    session timeout (6 s), long before the rebalance timeout (300 s)."""
+
+    async def scenario(coord: GroupCoordinator) -> None:
+        kw: dict[str, Any] = {"session_timeout_ms": 6000, "rebalance_timeout_ms": 300_000}
+        a = await join(coord, **kw)
+        await coord.sync("g", 1, a.member_id, [])
+        got: dict[str, JoinResult] = {}
+        async with trio.open_nursery() as nursery:
+
+            async def join_as(name: str, member: str = "") -> None:
+                got[name] = await join(coord, member, **kw)
+
+            nursery.start_soon(join_as, "b")
+            await trio.testing.wait_all_tasks_blocked()
+            await join_as("a", a.member_id)
+        b = got["b"]
+        await coord.sync("g", 2, a.member_id, [])
+        await coord.sync("g", 2, b.member_id, [])
+        start = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(join_as, "c")
+            await trio.testing.wait_all_tasks_blocked()
+            with trio.CancelScope() as gone:  # a rejoins, then its connection drops; b is silent
+                gone.deadline = trio.current_time() + 1
+                await join(coord, a.member_id, **kw)
+            assert gone.cancelled_caught
+        assert 5 <= trio.current_time() - start <= 8
+        c = got["c"]
+        assert (c.error, c.leader, list(coord.groups["g"].members)) == (0, c.member_id, [c.member_id])
+
+    run(scenario)
+
+
+def test_a_resent_join_shares_the_result_of_the_first() -> None:
+    async def scenario(coord: GroupCoordinator) -> None:
+        a = await join(coord)
+        await coord.sync("g", 1, a.member_id, [])
+        got: list[JoinResult] = []
+        async with trio.open_nursery() as nursery:
+
+            async def rejoin() -> None:
+                got.append(await join(coord, a.member_id))
+
+            nursery.start_soon(join, coord)  # b makes the group rebalance
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(rejoin)
+            nursery.start_soon(rejoin)
+        assert len(got) == 2 and got[0] == got[1] and got[0].generation_id == 2
+
+    run(scenario)
+
+
+def test_initial_rebalance_delay_waits_for_more_members() -> None:
+    async def scenario(coord: GroupCoordinator) -> None:
+        coord.initial_rebalance_delay_s = 3.0
+        start = trio.current_time()
+        got: list[JoinResult] = []
+        async with trio.open_nursery() as nursery:
+
+            async def join_one() -> None:
+                got.append(await join(coord))
+
+            nursery.start_soon(join_one)
+            await trio.sleep(2)
+            nursery.start_soon(join_one)  # a newcomer extends the delay by another 3 s
+        assert 5 <= trio.current_time() - start <= 5.5
+        assert got[0].generation_id == got[1].generation_id == 1
+        assert len(coord.groups["g"].members) == 2
+
+    run(scenario)
+
+
+def test_a_follower_waiting_in_sync_does_not_expire() -> None:
+    async def scenario(coord: GroupCoordinator) -> None:
+        kw: dict[str, Any] = {"session_timeout_ms": 6000}
+        a = await join(coord, **kw)
+        await coord.sync("g", 1, a.member_id, [])
+        got: dict[str, Any] = {}
+        async with trio.open_nursery() as nursery:
+
+            async def join_b() -> None:
+                got["b"] = await join(coord, **kw)
+                got["sync"] = await coord.sync("g", 2, got["b"].member_id, [])
+
+            nursery.start_soon(join_b)
+            await trio.testing.wait_all_tasks_blocked()
+            await join(coord, a.member_id, **kw)
+            for _ in range(4):  # the leader takes 20 s to assign; it heartbeats, b waits in sync
+                await trio.sleep(5)
+                assert coord.heartbeat("g", 2, a.member_id) == ErrorCode.NONE
+            await coord.sync("g", 2, a.member_id, [(got["b"].member_id, b"x")])
+        assert got["sync"] == (0, b"x")
 
     run(scenario)

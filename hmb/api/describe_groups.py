@@ -1,0 +1,63 @@
+"""DescribeGroups v0-4: state, protocol and members of groups (what kafka-consumer-groups shows).
+
+Kafka's summary rules: member metadata, assignments and the protocol name
+are shown only for a Stable group; an unknown group is answered with error
+NONE and state "Dead" (v0-5), a group known only from committed offsets as
+"Empty".  v3+ authorized operations are INT32_MIN ("not requested or not
+known"): there are no ACLs here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hmb.api.context import Reply, RequestContext
+from hmb.groups.coordinator import GroupState
+from kproto import ApiKey, ErrorCode
+
+API_KEY = ApiKey.DESCRIBE_GROUPS
+VERSIONS = (0, 4)
+
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+
+
+def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "error_code": ErrorCode.NONE,
+        "group_id": group_id,
+        "group_state": GroupState.DEAD.value,
+        "protocol_type": "",
+        "protocol_data": "",
+        "members": [],
+        "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+    }
+    g = ctx.broker.groups.describe(group_id)
+    if g is None:
+        if group_id in ctx.broker.offsets.groups():
+            out["group_state"] = GroupState.EMPTY.value
+        return out
+    stable = g.state == GroupState.STABLE
+    out.update(
+        group_state=g.state.value,
+        protocol_type=g.protocol_type,
+        protocol_data=g.protocol_name if stable else "",
+        members=[
+            {
+                "member_id": m.member_id,
+                "group_instance_id": None,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "member_metadata": m.protocol_metadata(g.protocol_name) if stable else b"",
+                "member_assignment": m.assignment if stable else b"",
+            }
+            for m in g.members.values()
+        ],
+    )
+    return out
+
+
+async def handle(ctx: RequestContext) -> Reply:
+    return {
+        "throttle_time_ms": 0,
+        "groups": [_describe(ctx, group_id) for group_id in ctx.request.body.groups],
+    }

@@ -1,0 +1,15 @@
+"""Heartbeat v0-3: a member is alive; REBALANCE_IN_PROGRESS tells it to rejoin."""
+
+from __future__ import annotations
+
+from hmb.api.context import Reply, RequestContext
+from kproto import ApiKey
+
+API_KEY = ApiKey.HEARTBEAT
+VERSIONS = (0, 3)
+
+
+async def handle(ctx: RequestContext) -> Reply:
+    body = ctx.request.body
+    error = ctx.broker.groups.heartbeat(body.group_id, body.generation_id, body.member_id)
+    return {"throttle_time_ms": 0, "error_code": error}

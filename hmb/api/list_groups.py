@@ -1,0 +1,24 @@
+"""ListGroups v0-2: every group this broker coordinates.
+
+As Kafka does, that includes groups known only from committed offsets
+(consumers that assign partitions themselves), with an empty protocol type.
+"""
+
+from __future__ import annotations
+
+from hmb.api.context import Reply, RequestContext
+from kproto import ApiKey, ErrorCode
+
+API_KEY = ApiKey.LIST_GROUPS
+VERSIONS = (0, 2)
+
+
+async def handle(ctx: RequestContext) -> Reply:
+    known = dict(ctx.broker.groups.listing())
+    for group_id in ctx.broker.offsets.groups():
+        known.setdefault(group_id, "")
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "groups": [{"group_id": g, "protocol_type": known[g]} for g in sorted(known)],
+    }

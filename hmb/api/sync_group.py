@@ -1,0 +1,32 @@
+"""SyncGroup v0-3: the leader hands out assignments; every member waits for its own.
+
+A long-poll for followers (until the leader's SyncGroup); a client that
+disconnects while waiting gets no answer and its wait ends at once.  v3's
+``group_instance_id`` is ignored: members are dynamic (see join_group).
+"""
+
+from __future__ import annotations
+
+from hmb.api.context import NO_RESPONSE, Reply, RequestContext
+from hmb.groups.longpoll import unless_gone
+from kproto import ApiKey
+
+API_KEY = ApiKey.SYNC_GROUP
+VERSIONS = (0, 3)
+
+
+async def handle(ctx: RequestContext) -> Reply:
+    body = ctx.request.body
+    result = await unless_gone(
+        ctx.client_gone,
+        lambda: ctx.broker.groups.sync(
+            body.group_id,
+            body.generation_id,
+            body.member_id,
+            [(a.member_id, bytes(a.assignment)) for a in body.assignments],
+        ),
+    )
+    if result is None:
+        return NO_RESPONSE
+    error, assignment = result
+    return {"throttle_time_ms": 0, "error_code": error, "assignment": assignment}
