@@ -1,24 +1,26 @@
-"""The admin client: create, list and describe topics.
+"""The admin client: create, delete, list and describe topics.
 
-Kafka 0.8 has no admin APIs, so this client builds them from what 0.8
-offers (the way 0.8's own tools did):
+It uses the proper admin APIs when the broker offers them, and otherwise
+builds them from what Kafka 0.8 offers (the way 0.8's own tools did):
 
-* **create**: Metadata v0 naming an unknown topic makes the broker create it
-  (``auto.create.topics.enable``) with the broker's ``num.partitions``.  The
-  partition count cannot be chosen; asking for a different one is an error
+* **create**: CreateTopics (Kafka 0.10.1+; v4+ lets the broker choose the
+  partition count and replication when not given) sent to the controller.
+  Without it, Metadata v0 naming an unknown topic makes the broker create it
+  (``auto.create.topics.enable``) with the broker's ``num.partitions``; that
+  count cannot be chosen, so asking for another one is an error
   (:class:`PartitionCountMismatchError`) rather than a silent surprise.
-  CreateTopics (Kafka 0.10.1+) would be the proper way: the code path for it
-  is kept (``_create_topics_version``) for when the client negotiates
-  versions with ApiVersions.
-* **list / describe**: Metadata v0 for names and leaders, then ListOffsets v0
-  sent to each partition's leader, once for the earliest (-2) and once for
-  the latest (-1) offset.
+* **delete**: DeleteTopics (0.10.1+); a broker without it cannot delete.
+* **list / describe**: Metadata for names and leaders (v1+ marks internal
+  topics; from v4 it is told never to auto-create), then ListOffsets sent to
+  each partition's leader, once for the earliest (-2) and once for the
+  latest (-1) offset.
 
-Internal topics (names starting ``__``, e.g. ``__consumer_offsets``) are
-left out unless asked for.  A Metadata request for all topics may not
-include them (this broker hides them; Kafka lists them), and naming an
-unknown topic in Metadata v0 would create it, so an internal topic is named
-only after a ListOffsets probe has shown that it exists.
+Internal topics (``is_internal`` from Metadata v1, else names starting
+``__``, e.g. ``__consumer_offsets``) are left out unless asked for.  A
+Metadata request for all topics may not include them (hmb hides them; Kafka
+lists them), and naming an unknown topic in Metadata v0-v3 may create it,
+so an internal topic is named only after a ListOffsets probe has shown that
+it exists.
 
 Every method blocks the calling thread; the network work runs in the
 client's I/O thread (:mod:`hmb_client.runtime`).
@@ -31,8 +33,9 @@ from typing import Any, NamedTuple
 
 import trio
 
-from hmb_client.cluster import Cluster, ClusterConfig, TopicInfo, parse_bootstrap
-from hmb_client.errors import KafkaError, error_for
+from hmb_client.cluster import Cluster, ClusterConfig, TopicInfo, parse_bootstrap, uses_api_versions
+from hmb_client.connection import BrokerConnection
+from hmb_client.errors import KafkaError, UnsupportedVersionError, error_for
 from hmb_client.runtime import IoThread
 from kproto import ApiKey, ErrorCode
 from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
@@ -50,7 +53,8 @@ class PartitionCountMismatchError(KafkaError):
     """A topic was created with a partition count other than the one asked for.
 
     The topic exists afterwards (with ``actual`` partitions): Metadata-based
-    creation cannot choose the count, and the broker offers no CreateTopics.
+    creation cannot choose the count (used when the broker offers no
+    CreateTopics, or only v0-3 and no count was asked for).
     """
 
     def __init__(self, topic: str, requested: int, actual: int) -> None:
@@ -98,7 +102,10 @@ class Admin:
 
     ``request_timeout_ms`` bounds every request and also how long a call
     keeps trying to reach a bootstrap server before raising
-    :class:`~hmb_client.errors.NoBrokersAvailable`.
+    :class:`~hmb_client.errors.NoBrokersAvailable`.  ``api_version``
+    (kafka-python's setting): None asks each broker what it serves; a
+    release before 0.10, e.g. ``(0, 8, 2)``, skips ApiVersions and uses
+    Kafka 0.8.2's APIs only (Metadata auto-creation, no CreateTopics).
     """
 
     def __init__(
@@ -106,6 +113,7 @@ class Admin:
         bootstrap_servers: str | list[str] = "127.0.0.1:9092",
         client_id: str = "hmb-admin",
         request_timeout_ms: int = 30_000,
+        api_version: tuple[int, ...] | None = None,
     ) -> None:
         if request_timeout_ms <= 0:
             raise ValueError("request_timeout_ms must be positive")
@@ -115,11 +123,8 @@ class Admin:
             client_id=client_id,
             request_timeout_s=self._timeout_s,
             connect_timeout_s=min(10.0, self._timeout_s),
+            api_version_request=uses_api_versions(api_version),
         )
-        # The CreateTopics version the broker supports, learnt from ApiVersions.  The client does
-        # not negotiate versions yet (the broker speaks Kafka 0.8), so this stays None and topics
-        # are created through Metadata; see _create_topics().
-        self._create_topics_version: int | None = None
         self._closed = False
         self._io = IoThread("hmb-admin-io")
         try:
@@ -164,6 +169,10 @@ class Admin:
             raise ValueError("num_partitions must be at least 1")
         return self._run(self._create, name, num_partitions, timeout_s)
 
+    def delete_topic(self, name: str, timeout_s: float = 30) -> None:
+        """Delete ``name`` (DeleteTopics); UnsupportedVersionError if the broker cannot."""
+        self._run(self._delete, name, timeout_s)
+
     def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
         """Every topic, described (leaders and offsets), by name."""
         return self._run(self._list, include_internal)
@@ -184,25 +193,40 @@ class Admin:
         return self._io.run(afn, *args)
 
     async def _names(self, include_internal: bool) -> set[str]:
-        await self._cluster.refresh(None, deadline_s=self._timeout_s)
-        names = {n for n, info in self._cluster.topics.items() if not info.error}
+        await self._cluster.refresh(None, deadline_s=self._timeout_s, allow_auto_create=False)
+        topics = self._cluster.topics
+        names = {n for n, info in topics.items() if not info.error}
         if not include_internal:
-            return {n for n in names if not is_internal(n)}
+            return {n for n in names if not (topics[n].internal or is_internal(n))}
         for internal in KNOWN_INTERNAL_TOPICS:
             if internal not in names and await self._probe(internal):
                 names.add(internal)
         return names
 
     async def _probe(self, topic: str) -> bool:
-        """Whether ``topic`` exists, asked without creating it (ListOffsets for partition 0)."""
+        """Whether ``topic`` exists, asked without creating it.
+
+        Metadata v4+ can name it with auto-creation off; before that a
+        ListOffsets for partition 0 is the only question that cannot create it.
+        """
         conn = await self._cluster.any_connection(self._timeout_s)
-        body = await conn.request(ApiKey.LIST_OFFSETS, 0, _list_offsets_body({topic: [0]}, LATEST_TIMESTAMP))
+        if conn.pick(ApiKey.METADATA) >= 4:
+            await self._cluster.refresh([topic], deadline_s=self._timeout_s, allow_auto_create=False)
+            info = self._cluster.topics.get(topic)
+            # exists: no error, or a passing one (no leader yet); INVALID_TOPIC and the like: no
+            if info is None or info.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                return False
+            return not info.error or error_for(info.error).retriable
+        version = conn.pick(ApiKey.LIST_OFFSETS)
+        body = await conn.request(
+            ApiKey.LIST_OFFSETS, version, _list_offsets_body({topic: [0]}, LATEST_TIMESTAMP)
+        )
         codes = [p.error_code for t in body.topics for p in t.partitions]
         # NOT_LEADER_OR_FOLLOWER and the like still mean the topic exists (on another broker).
         return bool(codes) and codes[0] != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
     async def _exists(self, name: str) -> bool:
-        await self._cluster.refresh(None, deadline_s=self._timeout_s)
+        await self._cluster.refresh(None, deadline_s=self._timeout_s, allow_auto_create=False)
         info = self._cluster.topics.get(name)
         if info is not None and not info.error:
             return True
@@ -211,8 +235,11 @@ class Admin:
     async def _create(self, name: str, num_partitions: int | None, timeout_s: float) -> TopicDescription:
         if await self._exists(name):
             raise TopicAlreadyExistsError(f"topic {name!r} already exists")
-        if self._create_topics_version is not None:
-            await self._create_topics(name, num_partitions, timeout_s)
+        conn = await self._controller()
+        if conn.supports(ApiKey.CREATE_TOPICS) and (
+            num_partitions is not None or conn.pick(ApiKey.CREATE_TOPICS) >= 4
+        ):
+            await self._create_topics(conn, name, num_partitions, timeout_s)
         else:
             await self._cluster.refresh([name], deadline_s=self._timeout_s)
             info = self._cluster.topics.get(name)
@@ -225,17 +252,56 @@ class Admin:
                 )
             if info is not None and info.error and not error_for(info.error).retriable:
                 raise error_for(info.error)(f"creating topic {name!r}")
-        info = await self._cluster.topic(name, timeout_s=timeout_s)
+        info = await self._cluster.topic(name, timeout_s=timeout_s, allow_auto_create=False)
         if num_partitions is not None and info.partitions != num_partitions:
             raise PartitionCountMismatchError(name, num_partitions, info.partitions)
         return (await self._describe([info]))[name]
 
-    async def _create_topics(self, name: str, num_partitions: int | None, timeout_s: float) -> None:
-        """Create with CreateTopics, for brokers that advertise it (reached only once
-        ApiVersions negotiation sets ``_create_topics_version``)."""
-        raise NotImplementedError(
-            f"CreateTopics v{self._create_topics_version} is not implemented by this client yet"
+    async def _controller(self) -> BrokerConnection:
+        """The controller (where CreateTopics/DeleteTopics go), else any broker (Kafka 0.8)."""
+        if self._cluster.controller < 0:
+            await self._cluster.refresh(None, deadline_s=self._timeout_s, allow_auto_create=False)
+        if self._cluster.controller >= 0:
+            return await self._cluster.connection(self._cluster.controller)
+        return await self._cluster.any_connection(self._timeout_s)
+
+    async def _create_topics(
+        self, conn: BrokerConnection, name: str, num_partitions: int | None, timeout_s: float
+    ) -> None:
+        """CreateTopics; from v4 -1 leaves the partition count and replication to the broker."""
+        version = conn.pick(ApiKey.CREATE_TOPICS)
+        topic = {
+            "name": name,
+            "num_partitions": -1 if num_partitions is None else num_partitions,
+            "replication_factor": -1 if version >= 4 else 1,
+            "assignments": [],
+            "configs": [],
+        }
+        body = await conn.request(
+            ApiKey.CREATE_TOPICS,
+            version,
+            {"topics": [topic], "timeout_ms": int(timeout_s * 1000), "validate_only": False},
         )
+        for t in body.topics:
+            if t.error_code:
+                detail = getattr(t, "error_message", None) or f"creating topic {name!r}"
+                raise error_for(t.error_code)(detail)
+
+    async def _delete(self, name: str, timeout_s: float) -> None:
+        conn = await self._controller()
+        if not conn.supports(ApiKey.DELETE_TOPICS):
+            raise UnsupportedVersionError(
+                f"{conn.host}:{conn.port} does not offer DeleteTopics (a Kafka 0.8-style broker): "
+                "topics cannot be deleted through the protocol"
+            )
+        version = conn.pick(ApiKey.DELETE_TOPICS)
+        body = await conn.request(
+            ApiKey.DELETE_TOPICS, version, {"topic_names": [name], "timeout_ms": int(timeout_s * 1000)}
+        )
+        self._cluster.invalidate(name)
+        for r in body.responses:
+            if r.error_code:
+                raise error_for(r.error_code)(f"deleting topic {name!r}")
 
     async def _list(self, include_internal: bool) -> dict[str, TopicDescription]:
         names = await self._names(include_internal)
@@ -248,8 +314,8 @@ class Admin:
     async def _describe_one(self, name: str) -> TopicDescription:
         if not await self._exists(name):
             raise UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
-        await self._cluster.refresh([name], deadline_s=self._timeout_s)
-        info = await self._cluster.topic(name, timeout_s=self._timeout_s)
+        await self._cluster.refresh([name], deadline_s=self._timeout_s, allow_auto_create=False)
+        info = await self._cluster.topic(name, timeout_s=self._timeout_s, allow_auto_create=False)
         return (await self._describe([info]))[name]
 
     async def _describe(self, infos: list[TopicInfo]) -> dict[str, TopicDescription]:
@@ -265,7 +331,9 @@ class Admin:
         async def ask(leader: int, partitions: dict[str, list[int]], timestamp: int) -> None:
             try:
                 conn = await self._cluster.connection(leader)
-                body = await conn.request(ApiKey.LIST_OFFSETS, 0, _list_offsets_body(partitions, timestamp))
+                version = conn.pick(ApiKey.LIST_OFFSETS)
+                request = _list_offsets_body(partitions, timestamp)
+                body = await conn.request(ApiKey.LIST_OFFSETS, version, request)
             except KafkaError as exc:  # collected, so the caller sees the error and not a group
                 errors.append(exc)
                 return
@@ -274,8 +342,11 @@ class Admin:
                     if p.error_code:
                         where = f"ListOffsets for {t.name}-{p.partition_index}"
                         errors.append(error_for(p.error_code)(where))
-                    found = list(p.old_style_offsets)
-                    offsets[(t.name, p.partition_index, timestamp)] = found[0] if found else -1
+                    if version >= 1:
+                        offsets[(t.name, p.partition_index, timestamp)] = p.offset
+                    else:
+                        found = list(p.old_style_offsets)
+                        offsets[(t.name, p.partition_index, timestamp)] = found[0] if found else -1
 
         async with trio.open_nursery() as nursery:
             for leader, partitions in by_leader.items():
@@ -284,14 +355,18 @@ class Admin:
         if errors:
             raise errors[0]
         return {
-            info.name: TopicDescription(info.name, [
-                PartitionDescription(
-                    partition, leader,
-                    offsets.get((info.name, partition, EARLIEST_TIMESTAMP), -1),
-                    offsets.get((info.name, partition, LATEST_TIMESTAMP), -1),
-                )
-                for partition, leader in enumerate(info.leaders)
-            ])
+            info.name: TopicDescription(
+                info.name,
+                [
+                    PartitionDescription(
+                        partition,
+                        leader,
+                        offsets.get((info.name, partition, EARLIEST_TIMESTAMP), -1),
+                        offsets.get((info.name, partition, LATEST_TIMESTAMP), -1),
+                    )
+                    for partition, leader in enumerate(info.leaders)
+                ],
+            )
             for info in infos
         }
 
@@ -299,10 +374,20 @@ class Admin:
 def _list_offsets_body(partitions: dict[str, list[int]], timestamp: int) -> dict[str, Any]:
     return {
         "replica_id": -1,
+        "isolation_level": 0,
         "topics": [
-            {"name": topic, "partitions": [
-                {"partition_index": p, "timestamp": timestamp, "max_num_offsets": 1} for p in parts
-            ]}
+            {
+                "name": topic,
+                "partitions": [
+                    {
+                        "partition_index": p,
+                        "current_leader_epoch": -1,
+                        "timestamp": timestamp,
+                        "max_num_offsets": 1,
+                    }
+                    for p in parts
+                ],
+            }
             for topic, parts in partitions.items()
         ],
     }

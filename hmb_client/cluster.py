@@ -6,6 +6,13 @@ cache is refreshed when a request fails with a leader or topic error
 made on demand and re-made after a failure with exponential backoff
 (``reconnect_backoff_ms`` .. ``reconnect_backoff_max_ms``), as Kafka's
 clients do.
+
+Metadata and FindCoordinator are sent at the highest version the broker and
+this client share (:meth:`BrokerConnection.pick`): v0 against a 0.8 broker,
+where an empty topic list means "all topics" and naming a topic may create
+it; from v1 "all" is a null list, and from v4 the request says whether the
+broker may auto-create the topics it names (producers and consumers allow it,
+as Kafka's do by default; the admin client does not).
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ class TopicInfo:
     name: str
     leaders: list[int]  # leader node per partition (-1: none)
     error: int = 0
+    internal: bool = False  # Metadata v1+ says so; v0 brokers do not (names starting "__" are)
 
     @property
     def partitions(self) -> int:
@@ -68,6 +76,7 @@ class ClusterConfig:
     reconnect_backoff_s: float = 0.05
     reconnect_backoff_max_s: float = 1.0
     metadata_max_age_s: float = 300.0
+    api_version_request: bool = True  # False: no ApiVersions, the 0.8.2 table (see uses_api_versions)
 
 
 class ClientSettings(Protocol):
@@ -83,6 +92,14 @@ class ClientSettings(Protocol):
     def reconnect_backoff_ms(self) -> int: ...
     @property
     def reconnect_backoff_max_ms(self) -> int: ...
+    @property
+    def api_version(self) -> tuple[int, ...] | None: ...
+
+
+def uses_api_versions(api_version: tuple[int, ...] | None) -> bool:
+    """kafka-python's ``api_version`` setting: None (ask each broker with ApiVersions) or the
+    broker release to assume; one before 0.10 means the 0.8.2 table without asking."""
+    return api_version is None or tuple(api_version) >= (0, 10)
 
 
 def cluster_config_of(cfg: ClientSettings) -> ClusterConfig:
@@ -93,6 +110,7 @@ def cluster_config_of(cfg: ClientSettings) -> ClusterConfig:
         request_timeout_s=cfg.request_timeout_ms / 1000,
         reconnect_backoff_s=cfg.reconnect_backoff_ms / 1000,
         reconnect_backoff_max_s=cfg.reconnect_backoff_max_ms / 1000,
+        api_version_request=uses_api_versions(cfg.api_version),
     )
 
 
@@ -115,6 +133,8 @@ class Cluster:
         self._states: dict[object, _NodeState] = {}
         self._refreshed_at = -1e9
         self._refresh_lock = trio.Lock()
+        #: the controller's node id (Metadata v1+; -1 unknown): where CreateTopics goes
+        self.controller = -1
 
     # ---------------------------------------------------------------- connections
 
@@ -140,6 +160,7 @@ class Cluster:
                 address[1],
                 client_id=self.config.client_id,
                 request_timeout_s=self.config.request_timeout_s,
+                api_version_request=self.config.api_version_request,
             )
             try:
                 await conn.open(self.nursery, self.config.connect_timeout_s)
@@ -178,33 +199,54 @@ class Cluster:
 
     # ---------------------------------------------------------------- metadata
 
-    async def refresh(self, topics: list[str] | None = None, *, deadline_s: float | None = None) -> None:
+    async def refresh(
+        self,
+        topics: list[str] | None = None,
+        *,
+        deadline_s: float | None = None,
+        allow_auto_create: bool = True,
+    ) -> None:
         """Fetch metadata (all topics when ``topics`` is None) and update the cache.
 
-        In Metadata v0 naming a topic that does not exist may create it
-        (when the broker auto-creates), which is how 0.8 clients create topics.
+        Naming a topic that does not exist may create it when the broker
+        auto-creates topics; from Metadata v4 only if ``allow_auto_create``
+        (older versions cannot say no, which is how 0.8 clients created topics).
         """
         async with self._refresh_lock:
             conn = await self.any_connection(deadline_s)
-            names = [] if topics is None else sorted(set(topics))
-            if topics is not None and not names:
+            names = None if topics is None else sorted(set(topics))
+            if names is not None and not names:
                 return
+            version = conn.pick(ApiKey.METADATA)
+            wanted: list[dict[str, str]] | None
+            if names is None:
+                wanted = None if version >= 1 else []  # "all topics": null from v1, empty in v0
+            else:
+                wanted = [{"name": n} for n in names]
+            request = {
+                "topics": wanted,
+                "allow_auto_topic_creation": allow_auto_create,
+                "include_cluster_authorized_operations": False,
+                "include_topic_authorized_operations": False,
+            }
             try:
-                body = await conn.request(ApiKey.METADATA, 0, {"topics": [{"name": n} for n in names]})
+                body = await conn.request(ApiKey.METADATA, version, request)
             except (KafkaConnectionError, KafkaTimeoutError):
                 await conn.aclose()
                 raise
             self.nodes = {b.node_id: (b.host, b.port) for b in body.brokers}
+            self.controller = body.controller_id if version >= 1 else -1
             for t in body.topics:
+                internal = bool(t.is_internal) if version >= 1 else t.name.startswith("__")
                 if t.error_code:
                     self.topics.pop(t.name, None)
-                    self.topics[t.name] = TopicInfo(t.name, [], t.error_code)
+                    self.topics[t.name] = TopicInfo(t.name, [], t.error_code, internal)
                     continue
                 leaders = [-1] * len(t.partitions)
                 for p in t.partitions:
                     if 0 <= p.partition_index < len(leaders):
                         leaders[p.partition_index] = p.leader_id if not p.error_code else -1
-                self.topics[t.name] = TopicInfo(t.name, leaders)
+                self.topics[t.name] = TopicInfo(t.name, leaders, 0, internal)
             if topics is None:
                 known = {t.name for t in body.topics}
                 for name in list(self.topics):
@@ -212,7 +254,7 @@ class Cluster:
                         del self.topics[name]
             self._refreshed_at = trio.current_time()
 
-    async def topic(self, name: str, *, timeout_s: float) -> TopicInfo:
+    async def topic(self, name: str, *, timeout_s: float, allow_auto_create: bool = True) -> TopicInfo:
         """Partitions and leaders of ``name``, waiting while it is being created.
 
         Raises the topic's error (e.g. UnknownTopicOrPartitionError) once
@@ -224,7 +266,11 @@ class Cluster:
         deadline = trio.current_time() + timeout_s
         delay = 0.02
         while True:
-            await self.refresh([name], deadline_s=max(0.1, deadline - trio.current_time()))
+            await self.refresh(
+                [name],
+                deadline_s=max(0.1, deadline - trio.current_time()),
+                allow_auto_create=allow_auto_create,
+            )
             info = self.topics.get(name)
             if info is not None and not info.error and info.partitions and all(x >= 0 for x in info.leaders):
                 return info
@@ -248,10 +294,16 @@ class Cluster:
         self.topics.pop(topic, None)
 
     async def coordinator(self, group_id: str) -> BrokerConnection:
-        """The connection to ``group_id``'s coordinator (FindCoordinator v0)."""
+        """The connection to ``group_id``'s coordinator.
+
+        FindCoordinator at the negotiated version (v0 is 0.8.2's
+        GroupCoordinator; v1+ add the key type, 0 = group, and an error message).
+        """
         conn = await self.any_connection()
-        body = await conn.request(ApiKey.FIND_COORDINATOR, 0, {"key": group_id})
+        version = conn.pick(ApiKey.FIND_COORDINATOR)
+        body = await conn.request(ApiKey.FIND_COORDINATOR, version, {"key": group_id, "key_type": 0})
         if body.error_code:
-            raise error_for(body.error_code)(f"no coordinator for group {group_id!r}")
+            detail = getattr(body, "error_message", None) or ""
+            raise error_for(body.error_code)(f"no coordinator for group {group_id!r} {detail}".rstrip())
         self.nodes.setdefault(body.node_id, (body.host, body.port))
         return await self.connection(body.node_id)

@@ -40,6 +40,24 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.FIND_COORDINATOR: (0, 0),
 }
 
+#: The versions hmb_client builds and parses, per API: :meth:`BrokerConnection.pick`'s
+#: default ``ours``.  Every range reaches down to what a 0.8.2 broker serves, so the same
+#: code talks to old and new brokers; the tops are the newest non-flexible versions
+#: (InitProducerId excepted).  OffsetCommit and OffsetFetch start at 1: v0 is
+#: Kafka's ZooKeeper-stored offsets, which no Kafka-compatible broker today keeps.
+CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
+    ApiKey.PRODUCE: (0, 8),
+    ApiKey.FETCH: (0, 11),
+    ApiKey.LIST_OFFSETS: (0, 5),
+    ApiKey.METADATA: (0, 8),
+    ApiKey.OFFSET_COMMIT: (1, 7),
+    ApiKey.OFFSET_FETCH: (1, 5),
+    ApiKey.FIND_COORDINATOR: (0, 2),
+    ApiKey.INIT_PRODUCER_ID: (0, 4),
+    ApiKey.CREATE_TOPICS: (0, 4),
+    ApiKey.DELETE_TOPICS: (0, 3),
+}
+
 
 @dataclass
 class _Pending:
@@ -117,13 +135,25 @@ class BrokerConnection:
             raise KafkaConnectionError(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
         nursery.start_soon(self._reader, self._stream)
 
-    def pick(self, api_key: int, ours: tuple[int, int]) -> int:
+    def supports(self, api_key: int, ours: tuple[int, int] | None = None) -> bool:
+        """Whether :meth:`pick` would find a version (e.g. does the broker offer CreateTopics)."""
+        try:
+            self.pick(api_key, ours)
+        except UnsupportedVersionError:
+            return False
+        return True
+
+    def pick(self, api_key: int, ours: tuple[int, int] | None = None) -> int:
         """The highest version of ``api_key`` in both ``ours`` (min, max) and the broker's range.
+
+        ``ours`` defaults to what hmb_client implements (``CLIENT_VERSIONS``).
 
         Raises UnsupportedVersionError when the ranges do not meet (say a
         0.8 broker asked for JoinGroup), naming both, so the caller can say
         what the broker lacks.
         """
+        if ours is None:
+            ours = CLIENT_VERSIONS.get(api_key, (0, -1))
         theirs = self.versions.get(api_key)
         if theirs is not None:
             low, high = max(ours[0], theirs[0]), min(ours[1], theirs[1])

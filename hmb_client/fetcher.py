@@ -5,6 +5,17 @@ poll, commit) so each stays a readable size; the two share the
 per-partition :class:`_Partition` states under the consumer's lock, as the
 consumer module's header describes.  Everything here runs in the consumer's
 trio thread.
+
+Requests go out at the highest version the leader and this client share
+(:meth:`~hmb_client.connection.BrokerConnection.pick`).  Fetch v3+ bounds the
+whole response (``fetch_max_bytes``), v4+ carries ``isolation_level`` (Kafka's
+default, read_uncommitted, unless configured), v7+ would use incremental
+fetch sessions: this client always sends session id 0 / epoch -1 (a full
+fetch each time, no session).  The record sets are read whatever their
+message format (:mod:`hmb_client.fetch_records`).  ListOffsets v1+ asks for
+one offset per timestamp (which also makes :meth:`offsets_for_times`
+possible); OffsetCommit/OffsetFetch/FindCoordinator use their newest shared
+versions too, with the same generation -1 self-assigned commits.
 """
 
 from __future__ import annotations
@@ -28,10 +39,14 @@ from hmb_client.errors import (
     KafkaTimeoutError,
     error_for,
 )
+from hmb_client.fetch_records import committed_records, next_fetch_offset
+from hmb_client.list_offsets import ISOLATION as _ISOLATION
+from hmb_client.list_offsets import REFRESH_CODES as _REFRESH_CODES
+from hmb_client.list_offsets import OffsetLookups
 from hmb_client.runtime import IoThread
 from hmb_client.structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from kproto import ApiKey, ErrorCode, KprotoError
-from kproto.records import read_message_set
+from kproto.records import read_records
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +54,10 @@ T = TypeVar("T")
 CommitCallback = Callable[[dict[TopicPartition, OffsetAndMetadata], BaseException | None], object]
 
 _COMMITTED = "committed"  # reset strategy of a fresh partition: committed offset, else auto_offset_reset
-_TIMESTAMPS = {"earliest": -2, "latest": -1}  # ListOffsets v0 special times
-_REFRESH_CODES = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                            ErrorCode.LEADER_NOT_AVAILABLE})
-_COORDINATOR_CODES = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR,
-                                ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
+_TIMESTAMPS = {"earliest": -2, "latest": -1}  # ListOffsets special times
+_COORDINATOR_CODES = frozenset(
+    {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
+)
 _new_record = cast(Any, tuple.__new__)  # tuple.__new__(ConsumerRecord, (...)): the fastest constructor
 OffsetOutOfRangeError = error_for(ErrorCode.OFFSET_OUT_OF_RANGE)
 _BUFFERED_FETCHES = 2  # a partition is fetched while it holds less than this many responses' bytes
@@ -61,7 +75,10 @@ class ConsumerConfig:
     auto_commit_interval_ms: int = 5000
     fetch_min_bytes: int = 1
     fetch_max_wait_ms: int = 500
+    fetch_max_bytes: int = 52_428_800  # a whole response (Fetch v3+)
     max_partition_fetch_bytes: int = 1_048_576
+    api_version: tuple[int, ...] | None = None  # None: ApiVersions; (0, 8, 2): the 0.8.2 table
+    isolation_level: str = "read_uncommitted"  # or "read_committed" (Fetch v4+, ListOffsets v2+)
     max_poll_records: int = 500
     request_timeout_ms: int = 30_000
     retry_backoff_ms: int = 100
@@ -77,8 +94,15 @@ class ConsumerConfig:
         if reset not in ("earliest", "latest", "error"):
             raise ValueError(f"auto_offset_reset must be 'earliest', 'latest' or 'error', not {reset!r}")
         object.__setattr__(self, "auto_offset_reset", reset)
-        for name in ("auto_commit_interval_ms", "max_partition_fetch_bytes", "max_poll_records",
-                     "request_timeout_ms"):
+        if self.isolation_level not in _ISOLATION:
+            raise ValueError("isolation_level must be 'read_uncommitted' or 'read_committed'")
+        for name in (
+            "auto_commit_interval_ms",
+            "max_partition_fetch_bytes",
+            "max_poll_records",
+            "request_timeout_ms",
+            "fetch_max_bytes",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         if self.fetch_min_bytes < 0 or self.fetch_max_wait_ms < 0:
@@ -94,8 +118,20 @@ def _concat(pieces: list[list[ConsumerRecord]]) -> list[ConsumerRecord]:
 class _Partition:
     """What the consumer knows of one assigned partition (guarded by the consumer's lock)."""
 
-    __slots__ = ("buffered", "chunks", "epoch", "error", "fetch_offset", "highwater", "in_flight",
-                 "position", "reset", "resolving", "retry_at", "tp")
+    __slots__ = (
+        "buffered",
+        "chunks",
+        "epoch",
+        "error",
+        "fetch_offset",
+        "highwater",
+        "in_flight",
+        "position",
+        "reset",
+        "resolving",
+        "retry_at",
+        "tp",
+    )
 
     def __init__(self, tp: TopicPartition) -> None:
         self.tp = tp
@@ -134,8 +170,7 @@ class _Taken:
         self.next = 0
 
 
-
-class _FetchLoop:
+class _FetchLoop(OffsetLookups):
     """The I/O-thread methods of :class:`hmb_client.consumer.Consumer` (its base class)."""
 
     config: ConsumerConfig
@@ -164,7 +199,6 @@ class _FetchLoop:
 
     def _positions(self) -> dict[TopicPartition, OffsetAndMetadata]:  # defined by Consumer
         raise NotImplementedError
-
 
     # ================================================================ I/O thread side
 
@@ -278,23 +312,40 @@ class _FetchLoop:
             self._wakeup()
 
     async def _fetch(self, leader: int, entries: list[tuple[_Partition, int, int]]) -> None:
-        """One Fetch v0 to ``leader``; its records go to the partitions' buffers."""
+        """One Fetch to ``leader``; its records go to the partitions' buffers."""
         cfg = self.config
         try:
             topics: dict[str, list[dict[str, int]]] = {}
             for p, offset, _ in entries:
-                topics.setdefault(p.tp.topic, []).append({
-                    "partition": p.tp.partition, "fetch_offset": offset,
-                    "partition_max_bytes": cfg.max_partition_fetch_bytes,
-                })
+                topics.setdefault(p.tp.topic, []).append(
+                    {
+                        "partition": p.tp.partition,
+                        "current_leader_epoch": -1,
+                        "fetch_offset": offset,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": cfg.max_partition_fetch_bytes,
+                    }
+                )
             body = {
-                "replica_id": -1, "max_wait_ms": cfg.fetch_max_wait_ms, "min_bytes": cfg.fetch_min_bytes,
+                "replica_id": -1,
+                "max_wait_ms": cfg.fetch_max_wait_ms,
+                "min_bytes": cfg.fetch_min_bytes,
+                "max_bytes": cfg.fetch_max_bytes,
+                "isolation_level": _ISOLATION[cfg.isolation_level],
+                "session_id": 0,
+                "session_epoch": -1,  # no incremental fetch session: full fetches
                 "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+                "forgotten_topics_data": [],
+                "rack_id": "",
             }
             try:
                 conn = await self._cluster.connection(leader)
+                version = conn.pick(ApiKey.FETCH)
                 response = await conn.request(
-                    ApiKey.FETCH, 0, body, timeout_s=(cfg.request_timeout_ms + cfg.fetch_max_wait_ms) / 1000
+                    ApiKey.FETCH,
+                    version,
+                    body,
+                    timeout_s=(cfg.request_timeout_ms + cfg.fetch_max_wait_ms) / 1000,
                 )
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 log.debug("fetch from broker %d failed: %s", leader, exc)
@@ -304,11 +355,15 @@ class _FetchLoop:
                         self._cluster.invalidate(p.tp.topic)  # the leader may have moved
                         p.retry_at = retry_at
                 return
+            if version >= 7 and response.error_code:  # a request-level (session) error
+                raise error_for(response.error_code)(f"fetch from broker {leader}")
+            committed = version >= 4 and cfg.isolation_level == "read_committed"
             answers = {(t.topic, pd.partition_index): pd for t in response.responses for pd in t.partitions}
             for p, offset, epoch in entries:
                 pd = answers.get(p.tp)
                 if pd is not None:
-                    self._fetched(p, offset, epoch, pd.error_code, pd.high_watermark, pd.records)
+                    aborted = pd.aborted_transactions if committed else None
+                    self._fetched(p, offset, epoch, pd.error_code, pd.high_watermark, pd.records, aborted)
                 else:  # not answered: ask again, but not in a tight loop
                     p.retry_at = trio.current_time() + cfg.retry_backoff_ms / 1000
         finally:
@@ -319,7 +374,14 @@ class _FetchLoop:
             self._wakeup()
 
     def _fetched(
-        self, p: _Partition, offset: int, epoch: int, code: int, hw: int, data: bytes | None
+        self,
+        p: _Partition,
+        offset: int,
+        epoch: int,
+        code: int,
+        hw: int,
+        data: bytes | None,
+        aborted: list[Any] | None = None,
     ) -> None:
         """Handle one partition of a fetch response (decoding outside the lock)."""
         cfg = self.config
@@ -328,18 +390,25 @@ class _FetchLoop:
         next_offset = offset
         error: BaseException | None = None
         if code == ErrorCode.NONE and data:
+            after = next_fetch_offset(data)
             try:
-                raw = read_message_set(data, allow_partial_tail=True)
+                raw = read_records(data) if aborted is None else committed_records(data, aborted)
             except KprotoError as exc:
                 raw = []
                 error = error_for(ErrorCode.CORRUPT_MESSAGE)(f"{tp.topic}-{tp.partition}@{offset}: {exc}")
+            if raw and raw[0][0] < offset:  # a compressed wrapper or batch starts before the position
+                raw = [r for r in raw if r[0] >= offset]
             if raw:
-                next_offset = raw[-1][0] + 1
-                if raw[0][0] < offset:  # a compressed wrapper starts before the position
-                    raw = [r for r in raw if r[0] >= offset]
+                next_offset = max(raw[-1][0] + 1, after)
                 topic, partition = tp
                 new = _new_record
-                records = [new(ConsumerRecord, (topic, partition, r[0], r[1], r[2], r[3])) for r in raw]
+                cls = ConsumerRecord
+                records = [
+                    new(cls, (topic, partition, r[0], None if r[1] < 0 else r[1], r[2], r[3], r[4]))
+                    for r in raw
+                ]
+            elif after > offset and error is None:
+                next_offset = after  # control batches, aborted records or records before the position
             elif error is None:
                 error = error_for(ErrorCode.MESSAGE_TOO_LARGE)(
                     f"{tp.topic}-{tp.partition} at offset {offset}: the message there is larger than "
@@ -360,6 +429,8 @@ class _FetchLoop:
                         p.chunks.append([records, 0, len(data or b"")])
                         p.buffered += len(data or b"")
                         self._cond.notify_all()
+                    elif p.position == offset and not p.chunks:
+                        p.position = next_offset  # nothing to hand out in between (e.g. markers)
                     p.fetch_offset = next_offset
             elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
                 if cfg.auto_offset_reset == "error":
@@ -369,8 +440,13 @@ class _FetchLoop:
                     )
                     self._cond.notify_all()
                 else:
-                    log.info("offset %d of %s-%d out of range: resetting to %s",
-                             offset, tp.topic, tp.partition, cfg.auto_offset_reset)
+                    log.info(
+                        "offset %d of %s-%d out of range: resetting to %s",
+                        offset,
+                        tp.topic,
+                        tp.partition,
+                        cfg.auto_offset_reset,
+                    )
                     p.repositioned(None, cfg.auto_offset_reset)
             elif code in _REFRESH_CODES:
                 self._cluster.invalidate(tp.topic)
@@ -439,31 +515,6 @@ class _FetchLoop:
             self._cond.notify_all()
         self._wakeup()
 
-    async def _list_offsets(self, wanted: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """ListOffsets v0 (time -1 latest, -2 earliest) from each partition's leader."""
-        timeout = self.config.request_timeout_ms / 1000
-        by_leader: dict[int, dict[str, list[dict[str, int]]]] = {}
-        for tp, ts in wanted.items():
-            leader = await self._cluster.leader(tp.topic, tp.partition, timeout_s=timeout)
-            by_leader.setdefault(leader, {}).setdefault(tp.topic, []).append(
-                {"partition_index": tp.partition, "timestamp": ts, "max_num_offsets": 1})
-        out: dict[TopicPartition, int] = {}
-        for leader, topics in by_leader.items():
-            conn = await self._cluster.connection(leader)
-            body = {"replica_id": -1, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
-            response = await conn.request(ApiKey.LIST_OFFSETS, 0, body)
-            for t in response.topics:
-                for pr in t.partitions:
-                    if pr.error_code:
-                        if pr.error_code in _REFRESH_CODES:
-                            self._cluster.invalidate(t.name)
-                        raise error_for(pr.error_code)(f"listing offsets of {t.name}-{pr.partition_index}")
-                    if not pr.old_style_offsets:
-                        raise error_for(ErrorCode.UNKNOWN_SERVER_ERROR)(
-                            f"no offset listed for {t.name}-{pr.partition_index}")
-                    out[TopicPartition(t.name, pr.partition_index)] = pr.old_style_offsets[0]
-        return out
-
     # ---------------------------------------------------------------- group offsets
 
     async def _coordinator_request(self, api_key: int, version: int, body: dict[str, Any]) -> Any:
@@ -483,35 +534,65 @@ class _FetchLoop:
         if code:
             raise error_for(code)(f"{what} for group {self.config.group_id!r}")
 
+    async def _group_version(self, api_key: int) -> int:
+        """The version of a group API the coordinator and this client share."""
+        assert self.config.group_id is not None
+        conn = self._coordinator
+        if conn is None or conn.closed:
+            conn = self._coordinator = await self._cluster.coordinator(self.config.group_id)
+        return conn.pick(api_key)
+
     async def _fetch_committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int | None]:
-        """OffsetFetch v1: the committed offsets (None: nothing committed)."""
+        """OffsetFetch (v1+): the committed offsets (None: nothing committed)."""
         topics: dict[str, list[int]] = {}
         for tp in tps:
             topics.setdefault(tp.topic, []).append(tp.partition)
-        response = await self._coordinator_request(ApiKey.OFFSET_FETCH, 1, {
-            "group_id": self.config.group_id,
-            "topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()],
-        })
+        version = await self._group_version(ApiKey.OFFSET_FETCH)
+        response = await self._coordinator_request(
+            ApiKey.OFFSET_FETCH,
+            version,
+            {
+                "group_id": self.config.group_id,
+                "topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()],
+            },
+        )
+        if version >= 2:
+            self._check_group_code(response.error_code, "fetching offsets")
         out: dict[TopicPartition, int | None] = {}
         for t in response.topics:
             for pr in t.partitions:
                 self._check_group_code(pr.error_code, f"fetching the offset of {t.name}-{pr.partition_index}")
                 out[TopicPartition(t.name, pr.partition_index)] = (
-                    pr.committed_offset if pr.committed_offset >= 0 else None)
+                    pr.committed_offset if pr.committed_offset >= 0 else None
+                )
         return out
 
     async def _commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
-        """OffsetCommit v1 with generation -1 and no member id (self-assigned partitions)."""
+        """OffsetCommit (v1+) with generation -1 and no member id (self-assigned partitions)."""
         topics: dict[str, list[dict[str, Any]]] = {}
         for tp, om in offsets.items():
-            topics.setdefault(tp.topic, []).append({
-                "partition_index": tp.partition, "committed_offset": om.offset,
-                "commit_timestamp": -1, "committed_metadata": om.metadata,
-            })
-        response = await self._coordinator_request(ApiKey.OFFSET_COMMIT, 1, {
-            "group_id": self.config.group_id, "generation_id": -1, "member_id": "",
-            "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
-        })
+            topics.setdefault(tp.topic, []).append(
+                {
+                    "partition_index": tp.partition,
+                    "committed_offset": om.offset,
+                    "committed_leader_epoch": -1,
+                    "commit_timestamp": -1,
+                    "committed_metadata": om.metadata,
+                }
+            )
+        version = await self._group_version(ApiKey.OFFSET_COMMIT)
+        response = await self._coordinator_request(
+            ApiKey.OFFSET_COMMIT,
+            version,
+            {
+                "group_id": self.config.group_id,
+                "generation_id": -1,
+                "member_id": "",
+                "group_instance_id": None,
+                "retention_time_ms": -1,
+                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
+            },
+        )
         for t in response.topics:
             for pr in t.partitions:
                 self._check_group_code(pr.error_code, f"committing for {t.name}-{pr.partition_index}")
@@ -553,4 +634,3 @@ class _FetchLoop:
                     await self._commit(changed)
                 except KafkaError as exc:
                     log.warning("auto-commit failed (retried at the next interval): %s", exc)
-

@@ -10,6 +10,12 @@ when the broker answers.  Retriable errors are retried after
 ``retry_backoff_ms`` while ``retries`` and ``delivery_timeout_ms`` allow;
 leader or topic errors refresh metadata first.
 
+The message format follows the Produce version negotiated with each
+leader: RecordBatch v2 (headers, zstd, idempotence) from Produce v3, magic 1
+at v2, magic 0 below (a Kafka 0.8 broker).  Records and futures live in
+:mod:`hmb_client.batches`, the idempotent producer's sequence bookkeeping in
+:mod:`hmb_client.idempotence`.
+
 Config names and defaults follow kafka-python (Kafka's Java names in
 snake_case): see :class:`ProducerConfig`.
 """
@@ -17,15 +23,23 @@ snake_case): see :class:`ProducerConfig`.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import trio
 
+from hmb_client.batches import (
+    Accumulator,
+    FutureRecordMetadata,
+    Headers,
+    ProducerBatch,
+    RecordMetadata,
+    encode_batch,
+    magic_for_produce,
+)
 from hmb_client.cluster import Cluster, cluster_config_of
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import (
@@ -33,12 +47,16 @@ from hmb_client.errors import (
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
+    UnsupportedVersionError,
     error_for,
 )
+from hmb_client.idempotence import FAIL, MAX_IN_FLIGHT, RETRY, SUCCESS, Idempotence
 from hmb_client.partitioner import DefaultPartitioner, RoundRobinPartitioner
 from hmb_client.runtime import IoThread
 from kproto import ApiKey, ErrorCode
-from kproto.records import Compression, MessageSetBuilder
+from kproto.records import Compression
+
+__all__ = ["FutureRecordMetadata", "Producer", "ProducerConfig", "RecordMetadata"]
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +66,24 @@ _COMPRESSION = {
     "gzip": Compression.GZIP,
     "snappy": Compression.SNAPPY,
     "lz4": Compression.LZ4,
+    "zstd": Compression.ZSTD,  # RecordBatch v2 only: fails against Produce v0-2 leaders
 }
 _MAGIC0_OVERHEAD = 26  # offset, size, crc, magic, attributes, key and value lengths
 
 
 @dataclass(frozen=True)
 class ProducerConfig:
-    """Producer settings (kafka-python names; Kafka's defaults unless noted)."""
+    """Producer settings (kafka-python names; Kafka's defaults unless noted).
+
+    ``enable_idempotence`` defaults to False, unlike Kafka 3 and kafka-python
+    3 (True, with ``acks="all"``): this client's default is ``acks=1`` and it
+    must work unchanged against Kafka 0.8-style brokers such as hmb's core,
+    which have neither InitProducerId nor RecordBatch v2.  Turned on, it
+    needs Produce v3+ and InitProducerId from the broker (batches fail with
+    UnsupportedVersionError otherwise), makes ``acks`` default to -1 (an
+    explicit other value is an error, as in kafka-python) and caps
+    ``max_in_flight_requests_per_connection`` at 5.
+    """
 
     bootstrap_servers: str | list[str] = "127.0.0.1:9092"
     client_id: str = "hmb-producer"
@@ -69,7 +98,9 @@ class ProducerConfig:
     max_request_size: int = 1_048_576
     max_in_flight_requests_per_connection: int = 5
     request_timeout_ms: int = 30_000
-    compression_type: str | None = None  # None, "gzip", "snappy", "lz4"
+    compression_type: str | None = None  # None, "gzip", "snappy", "lz4", "zstd"
+    enable_idempotence: bool = False  # see the class docstring for why not True
+    api_version: tuple[int, ...] | None = None  # None: ApiVersions; (0, 8, 2): the 0.8.2 table
     key_serializer: Callable[[Any], bytes] | None = None
     value_serializer: Callable[[Any], bytes] | None = None
     partitioner: str = "default"  # "default" (murmur2 keys, sticky null keys) or "round_robin"
@@ -84,146 +115,21 @@ class ProducerConfig:
             raise ValueError(f"acks must be 0, 1, -1 or 'all', not {acks!r}")
         if self.compression_type not in _COMPRESSION:
             raise ValueError(
-                f"compression_type must be one of none, gzip, snappy, lz4; not {self.compression_type!r}"
+                f"compression_type must be none, gzip, snappy, lz4 or zstd; not {self.compression_type!r}"
             )
         if self.partitioner not in ("default", "round_robin"):
             raise ValueError("partitioner must be 'default' or 'round_robin'")
         if self.batch_size < 1 or self.max_in_flight_requests_per_connection < 1:
             raise ValueError("batch_size and max_in_flight_requests_per_connection must be positive")
-
-
-@dataclass(frozen=True)
-class RecordMetadata:
-    """Where an acknowledged record landed (offset -1 when acks=0)."""
-
-    topic: str
-    partition: int
-    offset: int
-
-
-class _Batch:
-    """Records for one partition, sent together; its futures complete together."""
-
-    __slots__ = (
-        "attempts",
-        "base_offset",
-        "callbacks",
-        "created",
-        "deadline",
-        "done",
-        "error",
-        "keys",
-        "lock",
-        "partition",
-        "retry_at",
-        "size",
-        "topic",
-        "values",
-    )
-
-    def __init__(self, topic: str, partition: int, delivery_timeout_s: float) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.keys: list[bytes | None] = []
-        self.values: list[bytes | None] = []
-        self.size = 0
-        self.created = time.monotonic()
-        self.deadline = self.created + delivery_timeout_s
-        self.done = threading.Event()
-        self.base_offset = -1
-        self.error: BaseException | None = None
-        self.callbacks: list[Callable[[], None]] = []
-        self.attempts = 0
-        self.retry_at = 0.0
-        self.lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def _finish(self) -> None:
-        with self.lock:
-            self.done.set()
-            callbacks, self.callbacks = self.callbacks, []
-        for cb in callbacks:
-            try:
-                cb()
-            except Exception:  # a user callback must not break the sender
-                log.exception("producer callback failed")
-
-    def complete(self, base_offset: int) -> None:
-        self.base_offset = base_offset
-        self._finish()
-
-    def fail(self, error: BaseException) -> None:
-        self.error = error
-        self._finish()
-
-
-class FutureRecordMetadata:
-    """The eventual :class:`RecordMetadata` of one sent record."""
-
-    __slots__ = ("_batch", "_error", "_index")
-
-    def __init__(self, batch: _Batch | None, index: int, error: BaseException | None = None) -> None:
-        self._batch = batch
-        self._index = index
-        self._error = error
-
-    def done(self) -> bool:
-        return self._batch is None or self._batch.done.is_set()
-
-    def exception(self, timeout: float | None = None) -> BaseException | None:
-        if self._batch is None:
-            return self._error
-        if not self._batch.done.wait(timeout):
-            raise KafkaTimeoutError(f"record not acknowledged within {timeout}s")
-        return self._batch.error
-
-    def get(self, timeout: float | None = None) -> RecordMetadata:
-        """Block until acknowledged; raise the send's error if it failed."""
-        error = self.exception(timeout)
-        if error is not None:
-            raise error
-        assert self._batch is not None
-        b = self._batch
-        return RecordMetadata(b.topic, b.partition, b.base_offset + self._index if b.base_offset >= 0 else -1)
-
-    result = get
-
-    def add_callback(self, fn: Callable[[RecordMetadata], object]) -> FutureRecordMetadata:
-        """Call ``fn(metadata)`` on success (in the client's I/O thread, or now if done)."""
-        return self._add(lambda: self.exception(0) is None and fn(self.get(0)))
-
-    def add_errback(self, fn: Callable[[BaseException], object]) -> FutureRecordMetadata:
-        """Call ``fn(exception)`` on failure."""
-        return self._add(lambda: (e := self.exception(0)) is not None and fn(e))
-
-    def _add(self, cb: Callable[[], object]) -> FutureRecordMetadata:
-        batch = self._batch
-        if batch is not None:
-            with batch.lock:
-                if not batch.done.is_set():
-                    batch.callbacks.append(cb)  # type: ignore[arg-type]
-                    return self
-        cb()
-        return self
-
-
-@dataclass
-class _Accumulator:
-    """State shared between callers' threads and the sender (guarded by ``lock``)."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    space: threading.Condition = field(init=False)
-    open: dict[tuple[str, int], _Batch] = field(default_factory=dict)
-    ready: deque[_Batch] = field(default_factory=deque)
-    unfinished: set[_Batch] = field(default_factory=set)
-    buffered: int = 0
-    flushing: int = 0
-    sender_idle: bool = False
-
-    def __post_init__(self) -> None:
-        self.space = threading.Condition(self.lock)
+        if self.enable_idempotence:
+            if self.acks != -1:
+                raise ValueError("enable_idempotence needs acks='all' (-1)")
+            if self.max_in_flight_requests_per_connection > MAX_IN_FLIGHT:
+                raise ValueError(
+                    f"enable_idempotence needs max_in_flight_requests_per_connection <= {MAX_IN_FLIGHT}"
+                )
+            if self.retries < 1:
+                raise ValueError("enable_idempotence needs retries > 0")
 
 
 class Producer:
@@ -233,11 +139,14 @@ class Producer:
         unknown = set(config) - {f.name for f in fields(ProducerConfig)}
         if unknown:
             raise TypeError(f"unknown producer settings: {', '.join(sorted(unknown))}")
+        if config.get("enable_idempotence"):
+            config.setdefault("acks", -1)  # kafka-python: an explicit other value is an error
         self.config = ProducerConfig(bootstrap_servers=bootstrap_servers, **config)
+        self._idempotence = Idempotence() if self.config.enable_idempotence else None
         self._partitioner = (
             DefaultPartitioner() if self.config.partitioner == "default" else RoundRobinPartitioner()
         )
-        self._acc = _Accumulator()
+        self._acc = Accumulator()
         self._partition_counts: dict[str, int] = {}
         self._closed = False
         self._io = IoThread("hmb-producer-io")
@@ -282,9 +191,16 @@ class Producer:
         topic: str,
         value: Any = None,
         key: Any = None,
+        headers: Headers | None = None,
         partition: int | None = None,
+        timestamp_ms: int | None = None,
     ) -> FutureRecordMetadata:
         """Queue a record; the future completes when the broker acknowledges it.
+
+        ``headers`` is a list of ``(str, bytes)`` pairs (kafka-python's form);
+        they need a leader that speaks RecordBatch v2 (Produce v3+), as does
+        zstd, else the record's batch fails with UnsupportedVersionError.
+        ``timestamp_ms`` defaults to now (CreateTime; unused by magic 0).
 
         Blocks only to fetch metadata for a topic not seen before, or when
         ``buffer_memory`` is full (both up to ``max_block_ms``).
@@ -299,6 +215,10 @@ class Producer:
         size = (
             _MAGIC0_OVERHEAD + (len(key) if key is not None else 0) + (len(value) if value is not None else 0)
         )
+        if headers:
+            size += _check_headers(headers)
+        if timestamp_ms is None:
+            timestamp_ms = int(time.time() * 1000)
         if size > cfg.max_request_size:
             return FutureRecordMetadata(
                 None,
@@ -327,11 +247,16 @@ class Producer:
             if batch is None or (batch.size + size > cfg.batch_size and len(batch)):
                 if batch is not None:
                     self._close_batch(tp, batch, n)
-                batch = acc.open[tp] = _Batch(topic, partition, cfg.delivery_timeout_ms / 1000)
+                batch = acc.open[tp] = ProducerBatch(topic, partition, cfg.delivery_timeout_ms / 1000)
                 acc.unfinished.add(batch)
             index = len(batch.values)
             batch.keys.append(key)
             batch.values.append(value)
+            batch.timestamps.append(timestamp_ms)
+            if headers:
+                batch.add_headers(index, headers)
+            elif batch.headers is not None:
+                batch.headers.append(())
             batch.size += size
             acc.buffered += size
             if batch.size >= cfg.batch_size:
@@ -340,18 +265,43 @@ class Producer:
                 # an idle sender must learn of a new batch to time its linger
                 acc.sender_idle = False
                 self._io.call_soon(self._wakeup)
+            if acc.closed > 2 * cfg.max_in_flight_requests_per_connection * n:
+                self._wait_for_sender(n)
         return FutureRecordMetadata(batch, index)
 
-    def _close_batch(self, tp: tuple[str, int], batch: _Batch, partitions: int) -> None:
+    def _close_batch(self, tp: tuple[str, int], batch: ProducerBatch, partitions: int) -> None:
         """Move a batch from open to ready (lock held)."""
         acc = self._acc
         if acc.open.get(tp) is batch:
             del acc.open[tp]
         acc.ready.append(batch)
+        acc.closed += 1
         self._partitioner.batch_sent(batch.topic, batch.partition, partitions)
         if acc.sender_idle:
             acc.sender_idle = False
             self._io.call_soon(self._wakeup)
+
+    def _wait_for_sender(self, partitions: int) -> None:
+        """Let the sender catch up when full batches pile up (lock held).
+
+        Kafka's only limit is ``buffer_memory``; in Python it is not enough:
+        a caller looping in ``send()`` holds the GIL, and the I/O thread gets
+        it back only at the interpreter's switch interval, so acknowledgements
+        crawl while tens of megabytes queue up (measured: 12k msg/s during the
+        loop, 120k msg/s once it stopped).  Waiting here, on a condition that
+        releases the GIL, until the backlog of full batches is down to what
+        the in-flight requests can take, keeps both threads moving.  Bounded
+        by ``max_block_ms`` like the buffer wait.
+        """
+        acc = self._acc
+        low = self.config.max_in_flight_requests_per_connection * partitions
+        deadline = time.monotonic() + self.config.max_block_ms / 1000
+        while acc.closed > low:
+            if acc.sender_idle:
+                acc.sender_idle = False
+                self._io.call_soon(self._wakeup)
+            if not acc.space.wait(max(0.0, deadline - time.monotonic())):
+                raise KafkaTimeoutError(f"sender made no progress for {self.config.max_block_ms} ms")
 
     def _wait_for_space(self, size: int) -> None:
         deadline = time.monotonic() + self.config.max_block_ms / 1000
@@ -410,7 +360,7 @@ class Producer:
         if self._wake is not None:
             self._wake.set()
 
-    def _drain(self) -> tuple[list[_Batch], float | None]:
+    def _drain(self) -> tuple[list[ProducerBatch], float | None]:
         """Batches to send now, and when the next open batch's linger expires."""
         now = time.monotonic()
         linger = self.config.linger_ms / 1000
@@ -431,11 +381,44 @@ class Producer:
                 acc.sender_idle = True
         return out, next_at
 
+    def _hold(self, batches: list[ProducerBatch]) -> None:
+        """Put drained batches back, in front (the idempotent producer holds some back)."""
+        if batches:
+            with self._acc.lock:
+                self._acc.ready.extendleft(reversed(batches))
+
+    async def _idempotent_selection(
+        self, cluster: Cluster, batches: list[ProducerBatch]
+    ) -> list[ProducerBatch]:
+        """The drained batches that may go now (stamped); the rest are held or failed."""
+        idem = self._idempotence
+        assert idem is not None
+        if not idem.has_id:
+            try:
+                await idem.init_producer_id(await cluster.any_connection())
+            except UnsupportedVersionError as exc:
+                for b in batches:
+                    self._finished(b, -1, UnsupportedVersionError(f"enable_idempotence: {exc}"))
+                return []
+            except KafkaError as exc:
+                log.debug("InitProducerId failed: %s", exc)
+                for b in batches:
+                    self._retry_or_fail(b, exc, force=exc.retriable or isinstance(exc, KafkaConnectionError))
+                return []
+        send, hold = idem.select(batches)
+        self._hold(hold)
+        return send
+
     async def _sender(self, cluster: Cluster) -> None:
         limits: dict[int, trio.Semaphore] = {}
         async with trio.open_nursery() as nursery:
             while not (self._stopping and not self._acc.unfinished):
                 batches, next_at = self._drain()
+                if batches and self._idempotence is not None:
+                    batches = await self._idempotent_selection(cluster, batches)
+                    if not batches:
+                        with self._acc.lock:
+                            self._acc.sender_idle = True  # all held back: send() must wake us
                 if not batches:
                     assert self._wake is not None
                     timeout = 1.0 if next_at is None else max(0.0, next_at - time.monotonic())
@@ -443,7 +426,7 @@ class Producer:
                         await self._wake.wait()
                     self._wake = trio.Event()
                     continue
-                by_leader: dict[int, list[_Batch]] = {}
+                by_leader: dict[int, list[ProducerBatch]] = {}
                 leaders: dict[str, list[int] | KafkaError] = {}
                 for batch in batches:
                     # one metadata lookup per topic per round: with the broker down, each
@@ -455,9 +438,9 @@ class Producer:
                             leaders[batch.topic] = exc
                     found = leaders[batch.topic]
                     if isinstance(found, KafkaError):
-                        self._retry_or_fail(batch, found)
+                        self._not_sent(batch, found)
                     elif batch.partition >= len(found):
-                        self._retry_or_fail(
+                        self._not_sent(
                             batch,
                             error_for(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)(
                                 f"{batch.topic} has no partition {batch.partition}"
@@ -477,10 +460,10 @@ class Producer:
                         if pending is not None:
                             nursery.start_soon(self._await_response, cluster, pending, request, sem)
 
-    def _split(self, batches: list[_Batch]) -> list[list[_Batch]]:
+    def _split(self, batches: list[ProducerBatch]) -> list[list[ProducerBatch]]:
         """Group batches into requests: at most max_request_size bytes and one batch per
         partition each (answers are per partition), keeping each partition's order."""
-        out: list[list[_Batch]] = [[]]
+        out: list[list[ProducerBatch]] = [[]]
         size = 0
         seen: set[tuple[str, int]] = set()
         for b in batches:
@@ -494,53 +477,82 @@ class Producer:
             size += b.size
         return out
 
-    def _build(self, batch: _Batch) -> bytes:
-        builder = MessageSetBuilder(0, _COMPRESSION[self.config.compression_type])
-        append = builder.append
-        for key, value in zip(batch.keys, batch.values, strict=True):
-            append(key, value)
-        return builder.build()
+    def _encode(self, batches: list[ProducerBatch], version: int) -> dict[str, list[dict[str, Any]]]:
+        """Partition data for a Produce request; batches that cannot be encoded fail here."""
+        magic = magic_for_produce(version)
+        codec = _COMPRESSION[self.config.compression_type]
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for b in list(batches):
+            if self._idempotence is not None and magic < 2:
+                error: KafkaError | None = UnsupportedVersionError(
+                    f"enable_idempotence needs Produce v3+ (RecordBatch v2); the leader of "
+                    f"{b.topic}-{b.partition} serves v{version}"
+                )
+            else:
+                try:
+                    data = encode_batch(b, magic, codec)
+                    error = None
+                except KafkaError as exc:
+                    error = exc
+            if error is not None:
+                batches.remove(b)
+                self._not_sent(b, error)
+                continue
+            b.attempts += 1
+            topics.setdefault(b.topic, []).append({"index": b.partition, "records": data})
+        return topics
 
     async def _write_request(
-        self, cluster: Cluster, leader: int, batches: list[_Batch], sem: trio.Semaphore
-    ) -> tuple[BrokerConnection, Any] | None:
+        self, cluster: Cluster, leader: int, batches: list[ProducerBatch], sem: trio.Semaphore
+    ) -> tuple[BrokerConnection, Any, int] | None:
         """Write one Produce request; returns what to wait on (None when done or failed)."""
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for b in batches:
-            b.attempts += 1
-            topics.setdefault(b.topic, []).append({"index": b.partition, "records": self._build(b)})
-        body = {
-            "acks": self.config.acks,
-            "timeout_ms": self.config.request_timeout_ms,
-            "topic_data": [{"name": t, "partition_data": parts} for t, parts in topics.items()],
-        }
         try:
             conn = await cluster.connection(leader)
+            version = conn.pick(ApiKey.PRODUCE)
+            topics = self._encode(batches, version)
+            if not batches:
+                sem.release()
+                return None
+            body = {
+                "transactional_id": None,
+                "acks": self.config.acks,
+                "timeout_ms": self.config.request_timeout_ms,
+                "topic_data": [{"name": t, "partition_data": parts} for t, parts in topics.items()],
+            }
             if self.config.acks == 0:
-                await conn.send(ApiKey.PRODUCE, 0, body, expect_response=False)
+                await conn.send(ApiKey.PRODUCE, version, body, expect_response=False)
                 for b in batches:
                     self._finished(b, -1, None)
                 sem.release()
                 return None
-            return conn, await conn.send(ApiKey.PRODUCE, 0, body)
+            return conn, await conn.send(ApiKey.PRODUCE, version, body), version
         except (KafkaConnectionError, KafkaTimeoutError) as exc:
             self._connection_failed(cluster, batches, exc)
             sem.release()
             return None
 
-    def _connection_failed(self, cluster: Cluster, batches: list[_Batch], exc: BaseException) -> None:
+    def _not_sent(self, batch: ProducerBatch, error: BaseException) -> None:
+        """A batch drained for sending did not go out (no leader, unencodable, no connection)."""
+        if self._idempotence is not None:
+            self._idempotence.not_sent(batch)
+        self._retry_or_fail(batch, error)
+
+    def _connection_failed(self, cluster: Cluster, batches: list[ProducerBatch], exc: BaseException) -> None:
         for b in batches:
             cluster.invalidate(b.topic)
+            if self._idempotence is not None:
+                self._idempotence.connection_lost(b)
             self._retry_or_fail(b, exc)
 
     async def _await_response(
         self,
         cluster: Cluster,
-        pending: tuple[BrokerConnection, Any],
-        batches: list[_Batch],
+        pending: tuple[BrokerConnection, Any, int],
+        batches: list[ProducerBatch],
         sem: trio.Semaphore,
     ) -> None:
-        conn, handle = pending
+        conn, handle, version = pending
+        idem = self._idempotence
         try:
             try:
                 response = await conn.wait(handle)
@@ -551,26 +563,31 @@ class Producer:
             for b in batches:
                 r = results.get((b.topic, b.partition))
                 if r is None:
+                    if idem is not None:
+                        idem.connection_lost(b)
                     self._retry_or_fail(b, KafkaConnectionError("broker did not answer for this partition"))
-                elif r.error_code:
-                    error = error_for(r.error_code)(f"producing to {b.topic}-{b.partition}")
-                    if r.error_code in (
-                        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        ErrorCode.LEADER_NOT_AVAILABLE,
-                    ):
-                        cluster.invalidate(b.topic)
-                    self._retry_or_fail(b, error)
-                else:
-                    self._finished(b, r.base_offset, None)
+                    continue
+                code = r.error_code
+                verdict = (SUCCESS if not code else FAIL) if idem is None else idem.answered(b, code)
+                if verdict == SUCCESS:
+                    append_time = r.log_append_time_ms if version >= 2 else -1
+                    self._finished(b, r.base_offset if not code else -1, None, append_time)
+                    continue
+                message = (getattr(r, "error_message", None) if version >= 8 else None) or ""
+                error = error_for(code)(f"producing to {b.topic}-{b.partition} {message}".rstrip())
+                if code in _REFRESH_CODES:
+                    cluster.invalidate(b.topic)
+                self._retry_or_fail(b, error, force=verdict == RETRY)
         finally:
             sem.release()
+            if idem is not None:
+                self._wakeup()  # batches held back for ordering may go now
 
-    def _retry_or_fail(self, batch: _Batch, error: BaseException) -> None:
+    def _retry_or_fail(self, batch: ProducerBatch, error: BaseException, *, force: bool = False) -> None:
         cfg = self.config
         now = time.monotonic()
         if (
-            getattr(error, "retriable", False)
+            (force or getattr(error, "retriable", False))
             and batch.attempts <= cfg.retries
             and not self._stopping
             and now + cfg.retry_backoff_ms / 1000 < batch.deadline
@@ -583,13 +600,41 @@ class Producer:
             return
         self._finished(batch, -1, error)
 
-    def _finished(self, batch: _Batch, base_offset: int, error: BaseException | None) -> None:
+    def _finished(
+        self, batch: ProducerBatch, base_offset: int, error: BaseException | None, log_append_time: int = -1
+    ) -> None:
+        if error is not None and self._idempotence is not None:
+            self._idempotence.finished(batch)
         acc = self._acc
         with acc.lock:
-            acc.unfinished.discard(batch)
+            if batch in acc.unfinished:
+                acc.unfinished.discard(batch)
+                acc.closed -= 1
             acc.buffered -= batch.size
             acc.space.notify_all()
         if error is None:
-            batch.complete(base_offset)
+            batch.complete(base_offset, log_append_time)
         else:
             batch.fail(error)
+
+
+_REFRESH_CODES = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+    }
+)
+
+
+def _check_headers(headers: Headers) -> int:
+    """Validate kafka-python-style headers; their size for batching purposes."""
+    size = 1
+    for header in headers:
+        if not isinstance(header, tuple) or len(header) != 2 or not isinstance(header[0], str):
+            raise TypeError(f"a header must be a (str, bytes) pair, not {header!r}")
+        value = header[1]
+        if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"header {header[0]!r}: value must be bytes or None, not {type(value).__name__}")
+        size += len(header[0]) + (len(value) if value is not None else 0) + 2
+    return size

@@ -50,7 +50,7 @@ def acks_value(text: str) -> int | str:
     raise argparse.ArgumentTypeError("acks must be 0, 1, -1 or all")
 
 
-COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4")
+COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
 def add_connection_options(parser: argparse.ArgumentParser, *, timeout_ms: int) -> None:

@@ -56,7 +56,7 @@ def test_create_existing_topic_raises(broker: BrokerProcess) -> None:
 
 def test_partition_count_mismatch_is_a_clear_error(make_broker: Any) -> None:
     broker = make_broker("num.partitions=2")
-    with Admin(broker.bootstrap) as admin:
+    with Admin(broker.bootstrap, api_version=(0, 8, 2)) as admin:  # Metadata creation: no CreateTopics
         assert len(admin.create_topic("two", num_partitions=2).partitions) == 2
         with pytest.raises(PartitionCountMismatchError) as info:
             admin.create_topic("five", num_partitions=5)
@@ -90,7 +90,7 @@ def test_describe_unknown_topic_does_not_create_it(broker: BrokerProcess) -> Non
 
 def test_create_without_auto_create_fails_fast(make_broker: Any) -> None:
     broker = make_broker("auto.create.topics.enable=false")
-    with Admin(broker.bootstrap) as admin:
+    with Admin(broker.bootstrap, api_version=(0, 8, 2)) as admin:  # Metadata creation: no CreateTopics
         started = time.monotonic()
         with pytest.raises(UnknownTopicOrPartitionError, match=r"auto\.create\.topics\.enable"):
             admin.create_topic("never", timeout_s=30)
