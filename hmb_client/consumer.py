@@ -26,11 +26,23 @@ Rules of this module:
   their partition and are raised by ``poll()`` until it is re-positioned with
   ``seek*()`` or ``assign()``.
 
-Group membership (JoinGroup, ``subscribe()``) does not exist yet: partitions
-are self-assigned and offsets committed with OffsetCommit v1, generation -1,
-as Kafka 0.8.2 consumers did.  With ``enable_auto_commit`` the I/O thread
-commits changed positions every ``auto_commit_interval_ms``, and ``close()``
-commits them once more.  Config names and defaults follow kafka-python (see
+* Two ways to get partitions, never mixed: ``assign()`` (self-assigned;
+  offsets committed with generation -1, as Kafka 0.8.2 consumers did) or
+  ``subscribe()``: membership of ``group_id`` (:mod:`hmb_client.group`, its
+  task in the I/O thread), partitions handed out by the group's leader with
+  ``partition_assignment_strategy`` (:mod:`hmb_client.assignors`), commits
+  carrying the generation.  Rebalances are eager: before rejoining, every
+  partition is given up -- its position committed when
+  ``enable_auto_commit`` (commit on revoke), and taken away under the lock
+  so no record is handed out after the committed position.  Without a
+  listener the I/O thread does this itself; with one, ``poll()`` runs the
+  listener's callbacks in the caller's thread (as Java and kafka-python do)
+  and the rejoin waits for it.  Newly assigned partitions start at the
+  committed offset, else per ``auto_offset_reset``.
+
+With ``enable_auto_commit`` the I/O thread commits changed positions every
+``auto_commit_interval_ms``, and ``close()`` commits them once more (then
+leaves the group).  Config names and defaults follow kafka-python (see
 :class:`ConsumerConfig`); ``poll()`` takes seconds, and returns a list.
 """
 
@@ -39,6 +51,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import fields
 from typing import Any
@@ -52,27 +65,29 @@ from hmb_client.errors import (
     KafkaError,
     KafkaTimeoutError,
 )
-from hmb_client.fetcher import (  # noqa: F401 - ConsumerConfig and OffsetOutOfRangeError are public here
+from hmb_client.fetcher import (  # noqa: F401 - OffsetOutOfRangeError is public here
     _BUFFERED_FETCHES,
     _COMMITTED,
     _TIMESTAMPS,
     CommitCallback,
-    ConsumerConfig,
     OffsetOutOfRangeError,
     T,
     _concat,
-    _FetchLoop,
     _new_record,
     _Partition,
     _Taken,
 )
+from hmb_client.group import ConsumerRebalanceListener, GroupMember
+from hmb_client.rebalance import ConsumerConfig, _Callback, _GroupConsumer
 from hmb_client.runtime import IoThread
 from hmb_client.structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
 
+__all__ = ["Consumer", "ConsumerConfig", "ConsumerRebalanceListener", "OffsetOutOfRangeError"]
 
-class Consumer(_FetchLoop):
+
+class Consumer(_GroupConsumer):
     """A Kafka consumer.  ``Consumer(bootstrap_servers="127.0.0.1:9092", group_id="g")``."""
 
     def __init__(self, bootstrap_servers: str | list[str] = "127.0.0.1:9092", **config: Any) -> None:
@@ -88,6 +103,14 @@ class Consumer(_FetchLoop):
         # Records taken from a buffer by iteration but not handed out yet.
         self._pending: _Taken | None = None
         self._fatal: BaseException | None = None
+        # Group membership (subscribe()): topics, listener, callbacks for the caller's poll().
+        self._subscription: list[str] | None = None
+        self._listener: Any = None
+        self._callbacks: deque[_Callback] = deque()
+        self._group: GroupMember | None = None
+        self._group_scope: trio.CancelScope | None = None
+        self._group_done: trio.Event | None = None
+        self._last_poll = time.monotonic()
         # One response being consumed and the next one ready: the fetch after them goes out
         # while the first is used up, so the broker's latency hides behind the consumer's work.
         self._buffer_bound = _BUFFERED_FETCHES * cfg.max_partition_fetch_bytes
@@ -136,6 +159,8 @@ class Consumer(_FetchLoop):
         or per ``auto_offset_reset``.
         """
         self._check_open()
+        if self._subscription is not None:
+            raise IllegalStateError("assign() while subscribed: call unsubscribe() first")
         tps = list(dict.fromkeys(TopicPartition(tp[0], tp[1]) for tp in partitions))
         removed: dict[TopicPartition, int] = {}
         with self._lock:
@@ -161,12 +186,60 @@ class Consumer(_FetchLoop):
             self.commit_async(removed)
         self._wakeup_soon()
 
+    def subscribe(self, topics: Iterable[str] | str, listener: Any = None) -> None:
+        """Consume ``topics`` as a member of ``group_id``: the group divides their partitions.
+
+        ``listener`` (optional) is a :class:`ConsumerRebalanceListener` or any object
+        with some of its methods (``on_partitions_revoked(set)``,
+        ``on_partitions_assigned(set)``, ``on_partitions_lost(set)``); they run inside
+        ``poll()``.  Calling ``subscribe()`` again replaces topics and listener (and
+        rejoins when the topics changed); an empty list unsubscribes.
+        """
+        self._check_open()
+        if not self.config.group_id:
+            raise IllegalStateError("subscribe() needs a group_id (or use assign())")
+        names = [topics] if isinstance(topics, str) else list(topics)
+        if not all(isinstance(t, str) and t for t in names):
+            raise TypeError(f"topics must be non-empty strings, not {names!r}")
+        wanted = sorted(set(names))
+        if not wanted:
+            self.unsubscribe()
+            return
+        with self._lock:
+            if self._subscription is None and self._parts:
+                raise IllegalStateError("subscribe() while partitions are assigned: call unsubscribe() first")
+            changed = self._subscription != wanted
+            self._subscription = wanted
+            self._listener = listener
+        self._last_poll = time.monotonic()
+        group = self._group
+        if group is None:
+            self._io.run(self._start_group)
+        elif changed:
+            self._io.call_soon(group.request_rejoin)
+
+    def subscription(self) -> set[str] | None:
+        """The subscribed topics (None when not subscribed)."""
+        sub = self._subscription
+        return None if sub is None else set(sub)
+
     def unsubscribe(self) -> None:
-        """Drop every assigned partition."""
-        self.assign([])
+        """Stop consuming: leave the group (committing positions first with
+        ``enable_auto_commit``), or drop every self-assigned partition."""
+        self._check_open()
+        if self._subscription is None:
+            self.assign([])
+            return
+        self._leave_group(commit=True)
 
     def assignment(self) -> set[TopicPartition]:
+        """The partitions consumed now (self-assigned or the group's current assignment)."""
         return set(self._parts)
+
+    def group_statistics(self) -> dict[str, Any] | None:
+        """Membership state (member id, generation, leader, completed joins); None unsubscribed."""
+        group = self._group
+        return None if group is None else group.statistics()
 
     def _part(self, tp: TopicPartition) -> _Partition:
         p = self._parts.get(TopicPartition(tp[0], tp[1]))
@@ -245,19 +318,31 @@ class Consumer(_FetchLoop):
         self._check_open()
         limit = max_records or self.config.max_poll_records
         deadline = time.monotonic() + max(0.0, timeout)
-        with self._cond:
-            if not self._parts:
-                raise IllegalStateError("poll() with no partitions assigned: call assign() first")
-            while True:
-                self._raise_errors()
-                out = self._take(limit)
-                if out:
-                    break
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return out
-                self._cond.wait(remaining)
+        self._polled()
+        out: list[ConsumerRecord] = []
+        while not out:
+            if self._callbacks:
+                self._run_callbacks()
+            with self._cond:
+                while not self._callbacks:  # listener calls come before records
+                    if not self._parts and self._subscription is None:
+                        raise IllegalStateError("poll() with no partitions assigned: call assign() first")
+                    self._raise_errors()
+                    out = self._take(limit)
+                    if out:
+                        break
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return out
+                    self._cond.wait(remaining)
         return self._deserialize(out) if self._deserializing else out
+
+    def _polled(self) -> None:
+        """Note a poll: the group's ``max_poll_interval_ms`` watch (one clock read, no thread crossing)."""
+        self._last_poll = time.monotonic()
+        group = self._group
+        if group is not None and group.waiting_for_poll:
+            self._io.call_soon(group.poll_seen)
 
     def _raise_errors(self) -> None:
         """Raise a fatal error or the first partition's sticky error (lock held)."""
@@ -329,11 +414,18 @@ class Consumer(_FetchLoop):
         kd = self.config.key_deserializer
         vd = self.config.value_deserializer
         return [
-            _new_record(ConsumerRecord, (
-                r[0], r[1], r[2], r[3],
-                kd(r[4]) if kd is not None and r[4] is not None else r[4],
-                vd(r[5]) if vd is not None and r[5] is not None else r[5],
-            ))
+            _new_record(
+                ConsumerRecord,
+                (
+                    r[0],
+                    r[1],
+                    r[2],
+                    r[3],
+                    kd(r[4]) if kd is not None and r[4] is not None else r[4],
+                    vd(r[5]) if vd is not None and r[5] is not None else r[5],
+                    r[6],
+                ),
+            )
             for r in records
         ]
 
@@ -346,6 +438,7 @@ class Consumer(_FetchLoop):
         Stops (StopIteration) after ``consumer_timeout_ms`` without records; never when
         that is None.
         """
+        self._last_poll = time.monotonic()
         with self._lock:
             rec = self._next_taken()
         if rec is None:
@@ -371,9 +464,14 @@ class Consumer(_FetchLoop):
         self._check_open()
         timeout_ms = self.config.consumer_timeout_ms
         deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
-        with self._cond:
-            while True:
-                if not self._parts:
+        while True:
+            self._polled()
+            if self._callbacks:
+                self._run_callbacks()
+            with self._cond:
+                if self._callbacks:
+                    continue
+                if not self._parts and self._subscription is None:
                     raise IllegalStateError("iterating with no partitions assigned: call assign() first")
                 self._raise_errors()
                 self._take(self.config.max_poll_records, advance=False)
@@ -452,11 +550,14 @@ class Consumer(_FetchLoop):
         return set() if info is None or info.error else set(range(info.partitions))
 
     def close(self, autocommit: bool = True) -> None:
-        """Commit positions (with ``group_id``, ``enable_auto_commit`` and ``autocommit``), then stop."""
+        """Commit positions (with ``group_id``, ``enable_auto_commit`` and ``autocommit``), leave
+        the group when subscribed, then stop."""
         if self._closed:
             return
         try:
-            if autocommit and self._auto_commit_enabled and self._order:
+            if self._group is not None:
+                self._leave_group(commit=autocommit)
+            elif autocommit and self._auto_commit_enabled and self._order:
                 try:
                     self.commit()
                 except KafkaError as exc:
