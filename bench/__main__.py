@@ -80,7 +80,7 @@ def run_study(name: str, args: argparse.Namespace) -> int:
     )
     if args.quick:
         cfg.warmup_s, cfg.window_s, cfg.repetitions = min(cfg.warmup_s, 1), min(cfg.window_s, 2), 1
-        cfg.consume_records, cfg.latency_s = min(cfg.consume_records, 50_000), 3
+        cfg.consume_records, cfg.latency_s = min(cfg.consume_records, 200_000), 3
     if problem := _check_prerequisites(cfg):
         print(f"error: {problem}", file=sys.stderr)
         return 2

@@ -129,11 +129,16 @@ def consume(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
                 "group.id": "bench-consume",
                 "enable.auto.commit": False,
                 "log_level": 3,
+                # With the default (100000) librdkafka stops fetching for
+                # fetch.queue.backoff.ms (1 s) whenever that many messages wait in
+                # its queue: the figure would measure that pause, not the broker.
+                "queued.min.messages": 10_000_000,
             }
         )
         c.assign([ck.TopicPartition(args.topic, 0, 0)])
         while counter.n < args.records and time.monotonic() < deadline:
             counter.n += sum(m.error() is None for m in c.consume(10000, 0.5))
+        _hold(args, counter)
         c.close()
         return {}
     from hmb_client.consumer import Consumer
@@ -145,8 +150,16 @@ def consume(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
     hc.seek(tp, 0)
     while counter.n < args.records and time.monotonic() < deadline:
         counter.n += len(hc.poll(0.5))
+    _hold(args, counter)
     hc.close()
     return {}
+
+
+def _hold(args: argparse.Namespace, counter: Counter) -> None:
+    """With ``--hold``: report the final count, then wait for stdin to close."""
+    if args.hold:
+        print(json.dumps({"t": time.monotonic(), "n": counter.n}), flush=True)
+        sys.stdin.read()
 
 
 _STAMP = struct.Struct(">d")
@@ -370,6 +383,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--timeout", type=float, default=300.0, help="consume: give up after this many seconds")
     ap.add_argument("--acks", default="1", help="sequenced: 0, 1 or -1")
+    ap.add_argument(
+        "--hold",
+        action="store_true",
+        help="consume: keep the connections open until stdin closes (for a last TCP sample)",
+    )
     ap.add_argument("--idempotent", action="store_true", help="sequenced: enable the idempotent producer")
     ap.add_argument(
         "--delivery-timeout", type=float, default=120.0, help="sequenced: delivery timeout, seconds"

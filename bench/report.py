@@ -27,7 +27,7 @@ from bench import thesis
 SCHEMA = (
     "study STRING, role STRING, scenario STRING, producer STRING, broker STRING, variable STRING, "
     "value BIGINT, repetition INT, second INT, warmup BOOLEAN, bytes BIGINT, messages BIGINT, "
-    "latency_ms DOUBLE, machine STRING, run_at STRING"
+    "latency_ms DOUBLE, duration_s DOUBLE, machine STRING, run_at STRING"
 )
 
 
@@ -66,16 +66,23 @@ def aggregate(samples_jsonl: Path, parquet_dir: Path, master: str | None = None)
         raw.write.mode("overwrite").parquet(str(parquet_dir))
         df = spark.read.parquet(str(parquet_dir))
         meta = df.select("machine", "run_at").orderBy("run_at").first()
-        window = df.where(~F.col("warmup") & (F.col("role") != "latency"))
+        # Rates per sample; samples may be shorter than a second (consume) and the
+        # last one partial, so means are totals over time, spreads over samples.
+        window = (
+            df.where(~F.col("warmup") & (F.col("role") != "latency"))
+            .withColumn("duration", F.coalesce(F.col("duration_s"), F.lit(1.0)))
+            .withColumn("mb_s", F.col("bytes") / 1e6 / F.col("duration"))
+            .withColumn("msg_s", F.col("messages") / F.col("duration"))
+        )
         tp = (
             window.groupBy("study", "role", "scenario", "producer", "broker", "variable", "value")
             .agg(
-                F.mean(F.col("bytes") / 1e6).alias("mb_mean"),
-                F.stddev(F.col("bytes") / 1e6).alias("mb_sd"),
-                F.percentile_approx(F.col("bytes") / 1e6, 0.5).alias("mb_median"),
-                F.mean("messages").alias("msg_mean"),
-                F.stddev("messages").alias("msg_sd"),
-                F.percentile_approx("messages", 0.5).alias("msg_median"),
+                (F.sum("bytes") / 1e6 / F.sum("duration")).alias("mb_mean"),
+                F.stddev("mb_s").alias("mb_sd"),
+                F.percentile_approx("mb_s", 0.5).alias("mb_median"),
+                (F.sum("messages") / F.sum("duration")).alias("msg_mean"),
+                F.stddev("msg_s").alias("msg_sd"),
+                F.percentile_approx("msg_s", 0.5).alias("msg_median"),
                 F.countDistinct("repetition").alias("repetitions"),
                 F.count("*").alias("seconds"),
             )
@@ -157,7 +164,8 @@ def markdown(agg: Aggregates) -> str:
                 f"### {study}: {role} ({table_name} shape), TCP MB/s of the {what}'s connection, mean ± sd",
                 "",
             ]
-            head = f"| {variable} B | " + " | ".join(f"S{s}" for s in range(1, 5))
+            letter = "S" if role == "produce" else "C"
+            head = f"| {variable} B | " + " | ".join(f"{letter}{s}" for s in range(1, 5))
             if role == "produce":
                 head += (
                     " | " + " | ".join(f"thesis S{s}" for s in range(1, 5)) + " | S2/S1 msg/s | S4/S3 msg/s"
@@ -183,7 +191,9 @@ def markdown(agg: Aggregates) -> str:
                 + "; ".join(
                     f"{v} B: "
                     + ", ".join(
-                        f"S{s} {cells[(v, s)]['msg_mean']:,.0f}" for s in range(1, 5) if (v, s) in cells
+                        f"{letter}{s} {cells[(v, s)]['msg_mean']:,.0f}"
+                        for s in range(1, 5)
+                        if (v, s) in cells
                     )
                     for v in values
                 )

@@ -96,6 +96,7 @@ class Sample:
     bytes: int  # TCP bytes of the client's connections in this second
     messages: int  # messages acknowledged (produce) or consumed in this second
     latency_ms: float | None = None  # "latency" rows: one row per message
+    duration_s: float = 1.0  # the sampled interval (consume samples are shorter)
     machine: str = ""
     run_at: str = ""
 
@@ -179,6 +180,7 @@ class Driver:
         self.proc = subprocess.Popen(
             [*(prefix or []), sys.executable, "-m", "bench.driver", *args],
             cwd=ROOT,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -195,6 +197,11 @@ class Driver:
             if msg.get("done"):
                 self.result = msg
             self.count = int(msg["n"])
+
+    def release(self) -> None:
+        """End a ``--hold`` driver's wait (it exits when its stdin closes)."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
 
     def running(self) -> bool:
         return self.proc.poll() is None
@@ -227,25 +234,31 @@ class Driver:
 def sample_seconds(
     driver: Driver,
     port: int,
-    seconds: int,
+    seconds: float,
     counter: str,
-    emit: Callable[[int, int, int], None],
+    emit: Callable[[int, int, int, float], None],
     stop_early: Callable[[], bool] = lambda: False,
+    interval: float = 1.0,
 ) -> None:
-    """Call ``emit(second, bytes, messages)`` once a second for ``seconds``
-    (or until the driver exits or ``stop_early()``), from the kernel's counters."""
+    """Call ``emit(index, bytes, messages, duration_s)`` every ``interval`` seconds
+    for ``seconds`` (or until the driver exits or ``stop_early()``; the last,
+    partial interval is then emitted with its real duration), from the
+    kernel's counters."""
     last = tcp_sampler.sample(driver.proc.pid, port)
     last_n = driver.count
-    start = time.monotonic()
-    for second in range(seconds):
-        # Wake at the next whole second of the measurement: a timer, not synchronisation.
-        time.sleep(max(0.0, start + second + 1 - time.monotonic()))
+    start = last_t = time.monotonic()
+    index = 0
+    while index * interval < seconds:
+        due = start + (index + 1) * interval
+        # Wake at the next tick, or as soon as the work is done: a timer, not synchronisation.
+        while time.monotonic() < due and not stop_early():
+            time.sleep(min(0.01, max(0.0, due - time.monotonic())))
         if not driver.running():
             break
-        now = tcp_sampler.sample(driver.proc.pid, port)
-        n = driver.count
-        emit(second, getattr(now, counter) - getattr(last, counter), n - last_n)
-        last, last_n = now, n
+        now, n, t = tcp_sampler.sample(driver.proc.pid, port), driver.count, time.monotonic()
+        emit(index, getattr(now, counter) - getattr(last, counter), n - last_n, t - last_t)
+        last, last_n, last_t = now, n, t
+        index += 1
         if stop_early():
             break
 
@@ -266,7 +279,7 @@ def measure_produce(
         )
         try:
 
-            def emit(second: int, nbytes: int, messages: int) -> None:
+            def emit(second: int, nbytes: int, messages: int, _duration: float) -> None:
                 out(
                     _row(
                         study,
@@ -324,19 +337,24 @@ def measure_consume(
         driver = Driver(
             "consume",
             *("--client", scenario.producer, "--bootstrap", bootstrap, "--topic", topic),
-            *("--records", str(records), "--timeout", "300"),
+            *("--records", str(records), "--timeout", "300", "--hold"),
         )
         try:
-            warm = 1
 
-            def emit(second: int, nbytes: int, messages: int) -> None:
+            def emit(index: int, nbytes: int, messages: int, duration: float) -> None:
                 row = _row(
-                    study, "consume", scenario, scenario.producer, value, rep, second, nbytes, messages, cfg
+                    study, "consume", scenario, scenario.producer, value, rep, index, nbytes, messages, cfg
                 )
-                row.warmup = second < warm
+                row.warmup = index == 0  # connecting, first fetch
+                row.duration_s = duration
                 out(row)
 
-            sample_seconds(driver, port, 300, "bytes_received", emit, lambda: driver.count >= records)
+            # Quarter-second samples: a fast broker serves a whole topic in a second or two.
+            # The driver holds its connections open until told, so the last sample sees them.
+            sample_seconds(
+                driver, port, 300, "bytes_received", emit, lambda: driver.count >= records, interval=0.25
+            )
+            driver.release()
             driver.finish_clean(60)
         finally:
             driver.kill()

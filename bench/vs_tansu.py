@@ -11,7 +11,14 @@ drift hits both alike):
 * produce: records/s from the first ``produce()`` to ``flush()`` returning,
   every delivery report checked;
 * consume: records/s of one consumer with ``assign()`` reading them all back
-  from offset 0;
+  from offset 0, twice: with librdkafka's defaults, and with
+  ``queued.min.messages`` raised to 1,000,000.  With the defaults, once
+  100,000 messages wait in the client's queue librdkafka stops fetching for
+  ``fetch.queue.backoff.ms`` (1 s): a broker that answers fast fills the
+  queue sooner and then idles, so that figure measures the client's
+  back-off as much as the broker (seen with ``debug=fetch``: "Fetch backoff
+  for 1000ms: Local: Queue full").  The second run keeps the queue open
+  and measures how fast each broker serves;
 * first assignment: seconds from ``subscribe()`` to the ``on_assign``
   callback for a fresh group with librdkafka defaults (the one number a
   user feels on every start).
@@ -64,9 +71,9 @@ print(json.dumps({"records_per_s": n / elapsed}))
 CONSUME = r"""
 import json, sys, time
 import confluent_kafka as ck
-bs, topic, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+bs, topic, n, extra = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
 c = ck.Consumer({"bootstrap.servers": bs, "group.id": "bench-assign", "enable.auto.commit": False,
-                 "log_level": 3})
+                 "log_level": 3, **extra})
 c.assign([ck.TopicPartition(topic, 0, 0)])
 got = 0
 t0 = time.perf_counter()
@@ -133,9 +140,11 @@ def measure(kind: str, records: int, size: int) -> dict[str, float]:
         topic = "bench-vs-tansu"
         _create_topic(bootstrap, topic)
         produce = _run(PRODUCE, bootstrap, topic, records, size)["records_per_s"]
-        consume = _run(CONSUME, bootstrap, topic, records)["records_per_s"]
+        consume = _run(CONSUME, bootstrap, topic, records, "{}")["records_per_s"]
+        open_queue = json.dumps({"queued.min.messages": 1_000_000})
+        consume_open = _run(CONSUME, bootstrap, topic, records, open_queue)["records_per_s"]
         first = _run(FIRST_ASSIGNMENT, bootstrap, topic)["seconds"]
-    return {"produce": produce, "consume": consume, "first_assignment_s": first}
+    return {"produce": produce, "consume": consume, "consume_open": consume_open, "first_assignment_s": first}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,12 +165,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {args.records:,} records of {args.record_size} bytes.\n\n"
         "| round | order | hmb produce rec/s | Tansu produce rec/s | produce hmb/Tansu "
         "| hmb consume rec/s | Tansu consume rec/s | consume hmb/Tansu "
+        "| hmb consume (open queue) | Tansu consume (open queue) | open queue hmb/Tansu "
         "| hmb first assignment s | Tansu first assignment s |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [header]
     print(header, flush=True)
-    ratios: dict[str, list[float]] = {"produce": [], "consume": []}
+    ratios: dict[str, list[float]] = {"produce": [], "consume": [], "consume_open": []}
     for rnd in range(args.rounds):
         order = BROKERS if rnd % 2 == 0 else BROKERS[::-1]
         res = {kind: measure(kind, args.records, args.record_size) for kind in order}
@@ -171,14 +181,16 @@ def main(argv: list[str] | None = None) -> int:
         line = (
             f"| {rnd + 1} | {' > '.join(order)} | {h['produce']:,.0f} | {t['produce']:,.0f} "
             f"| {h['produce'] / t['produce']:.2f} | {h['consume']:,.0f} | {t['consume']:,.0f} "
-            f"| {h['consume'] / t['consume']:.2f} | {h['first_assignment_s']:.2f} "
+            f"| {h['consume'] / t['consume']:.2f} | {h['consume_open']:,.0f} | {t['consume_open']:,.0f} "
+            f"| {h['consume_open'] / t['consume_open']:.2f} | {h['first_assignment_s']:.2f} "
             f"| {t['first_assignment_s']:.2f} |"
         )
         lines.append(line)
         print(line, flush=True)
     summary = (
         f"\nMedian ratio hmb/Tansu: produce {statistics.median(ratios['produce']):.2f}, "
-        f"consume {statistics.median(ratios['consume']):.2f}."
+        f"consume {statistics.median(ratios['consume']):.2f}, "
+        f"consume with an open queue {statistics.median(ratios['consume_open']):.2f}."
     )
     print(summary)
     if args.out:

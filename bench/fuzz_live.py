@@ -1,0 +1,314 @@
+"""Random and mutated frames of every API at a live broker.
+
+    python -m bench.fuzz_live --frames 1000000 --connections 8     # against a broker it starts
+    python -m bench.fuzz_live --bootstrap 127.0.0.1:9092 --frames 100000
+
+Frames come from kproto's own declarations: for a random API key and
+version (including ones the broker does not serve) a body is drawn field by
+field (random ints with a bias to edge values, strings from a pool of
+awkward names, short arrays, random record bytes), encoded with kproto, and
+then, half of the time, damaged (bit flips, insertions, deletions,
+truncations, a wrong size prefix) — as in kproto's fuzz tests, but at the
+broker over TCP.  The strings come from a bounded pool so auto-created
+topics stay bounded.
+
+Checked all the way: every frame is answered with a response carrying its
+correlation id (in order), or the connection is closed (then a new one is
+opened); a sentinel connection gets an ApiVersions answer every second
+throughout; the broker process is alive at the end.  Anything else is a
+finding and stops the run with the frame that caused it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import struct
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+import kproto
+from kproto import primitives as p
+from kproto.registry import REQUESTS
+from kproto.schema import Array, Bytes, Field, Message, Records, String, Versions
+
+_EDGE = {
+    id(p.Int8): (-(2**7), 2**7 - 1),
+    id(p.Int16): (-(2**15), 2**15 - 1),
+    id(p.Int32): (-(2**31), 2**31 - 1),
+    id(p.Int64): (-(2**63), 2**63 - 1),
+    id(p.UInt32): (0, 2**32 - 1),
+    id(p.Varint): (-(2**31), 2**31 - 1),
+    id(p.Varlong): (-(2**63), 2**63 - 1),
+    id(p.UVarint): (0, 2**32 - 1),
+}
+
+NAMES = ["fuzz-a", "fuzz-b", "", ".", "..", "__consumer_offsets", "x" * 250, "ü-topic", "a/b", "fuzz-group"]
+
+
+@dataclass
+class Generator:
+    rng: random.Random
+
+    def value(self, ftype: Any, version: int, nullable: bool, flexible: bool) -> Any:
+        r = self.rng
+        if nullable and r.random() < 0.1:
+            return None
+        if ftype is String:
+            return r.choice(NAMES)
+        if ftype is Bytes or ftype is Records:
+            return r.randbytes(r.choice((0, 1, 8, 61, 100)))
+        if isinstance(ftype, Array):
+            n = r.choice((0, 1, 1, 2, 3))
+            if isinstance(ftype.of, (list, tuple)):
+                return [self.struct(ftype.of, version, flexible) for _ in range(n)]
+            return [self.value(ftype.of, version, False, flexible) for _ in range(n)]
+        if ftype is p.Boolean:
+            return r.random() < 0.5
+        if ftype is p.Uuid:
+            return r.randbytes(16)
+        if ftype is p.Float64:
+            return r.random()
+        lo, hi = _EDGE.get(id(ftype), (-(2**31), 2**31 - 1))
+        roll = r.random()
+        if roll < 0.6:
+            return max(lo, min(hi, r.randint(-2, 10)))
+        if roll < 0.8:
+            return r.choice((lo, hi, 0, -1))
+        return r.randint(lo, hi)
+
+    def struct(self, fields: Any, version: int, flexible: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields:
+            if not isinstance(f, Field) or not f.present_in(version) or f.tag is not None:
+                continue
+            compact = flexible if f.flexible is None else version in Versions.parse(f.flexible)
+            if "wait" in f.name or "timeout" in f.name:
+                # Long-polls (Fetch max_wait_ms, JoinGroup timeouts) legitimately hold a
+                # request; short ones keep the fuzzer moving.
+                out[f.name] = self.rng.randint(-1, 50)
+                continue
+            out[f.name] = self.value(f.type, version, f.nullable_in(version), compact)
+        if flexible:
+            out["tagged_fields"] = {}
+        return out
+
+    def frame(self, correlation_id: int) -> tuple[int, int, bytes]:
+        """(api key, version, frame bytes) — valid or damaged."""
+        r = self.rng
+        msg: Message = r.choice(list(REQUESTS.values()))
+        version = r.randint(msg.min_version, msg.max_version + (1 if r.random() < 0.05 else 0))
+        api_key = int(msg.api_key or 0)
+        try:
+            body = self.struct(
+                msg.fields, min(version, msg.max_version), msg.is_flexible(min(version, msg.max_version))
+            )
+            data = bytearray(
+                kproto.encode_request(
+                    api_key, min(version, msg.max_version), correlation_id, body, client_id="fuzz"
+                )
+            )
+        except kproto.KprotoError:
+            data = bytearray(struct.pack(">ihhi", 10, api_key, version, correlation_id) + b"\0\0")
+        if version > msg.max_version:
+            struct.pack_into(">h", data, 6, version)  # a version above what kproto declares
+        if r.random() < 0.5:
+            self.damage(data)
+        return api_key, version, bytes(data)
+
+    def damage(self, buf: bytearray) -> None:
+        r = self.rng
+        for _ in range(r.randint(1, 3)):
+            op = r.choice(("flip", "insert", "delete", "truncate", "size"))
+            pos = r.randint(4, max(4, len(buf) - 1)) if len(buf) > 4 else 0
+            if op == "flip" and buf:
+                buf[pos % len(buf)] ^= r.randint(1, 255)
+            elif op == "insert":
+                buf[pos:pos] = r.randbytes(r.randint(1, 8))
+            elif op == "delete":
+                del buf[pos : pos + r.randint(1, 8)]
+            elif op == "truncate":
+                del buf[pos:]
+        if len(buf) >= 4:
+            # keep the size prefix honest unless the damage is to it
+            size = len(buf) - 4
+            if r.random() < 0.1:
+                size = r.choice((size + 1, max(0, size - 1), 2**31 - 1, 0))
+            struct.pack_into(">i", buf, 0, size)
+
+
+@dataclass
+class Stats:
+    frames: int = 0
+    answered: int = 0
+    closed: int = 0
+    sentinel_checks: int = 0
+    per_api: dict[int, int] = field(default_factory=dict)
+
+
+class Finding(Exception):  # noqa: N818 - what a fuzzer reports
+    pass
+
+
+async def _fuzz_connection(host: str, port: int, gen: Generator, budget: list[int], stats: Stats) -> None:
+    """One connection at a time: send a frame, expect its answer or a close."""
+    while budget[0] > 0:
+        stream = await trio.open_tcp_stream(host, port)
+        decoder = kproto.FrameDecoder(max_size=1 << 30)
+        cid = 0
+        async with stream:
+            while budget[0] > 0:
+                budget[0] -= 1
+                cid += 1
+                api_key, _version, frame = gen.frame(cid)
+                stats.frames += 1
+                stats.per_api[api_key] = stats.per_api.get(api_key, 0) + 1
+                declared = int.from_bytes(frame[:4], "big", signed=True) if len(frame) >= 4 else -1
+                silent = _unanswered(frame)
+                if silent:
+                    # Produce with acks=0 gets no response: a probe behind it must be answered.
+                    cid += 1
+                    frame += kproto.encode_request(18, 0, cid, {}, client_id="probe")
+                try:
+                    await stream.send_all(frame)
+                    if len(frame) < 4 or 0 <= len(frame) - 4 < declared:
+                        # An incomplete frame: the broker rightly waits for the rest.
+                        # Ending our side must make it close the connection.
+                        await stream.send_eof()
+                    with trio.fail_after(10):
+                        got = await _next_frame(stream, decoder)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionResetError):
+                    got = None
+                except trio.TooSlowError:
+                    raise Finding(f"no answer and no close within 10 s: frame {frame.hex()}") from None
+                if got is None:
+                    stats.closed += 1
+                    break
+                answered = int.from_bytes(got[4:8], "big", signed=True)
+                sent_cid = (
+                    cid if silent else int.from_bytes(frame[8:12], "big", signed=True)
+                )  # damage may change it
+                if answered != sent_cid:
+                    raise Finding(
+                        f"answer for correlation id {answered}, expected {cid}: frame {frame.hex()}"
+                    )
+                stats.answered += 1
+
+
+def _unanswered(frame: bytes) -> bool:
+    """True for a well-formed Produce with acks=0: Kafka sends nothing back."""
+    try:
+        req = kproto.decode_request(frame)
+    except kproto.KprotoError:
+        return False
+    return req.api_key == 0 and req.body.acks == 0
+
+
+async def _next_frame(stream: trio.SocketStream, decoder: kproto.FrameDecoder) -> bytes | None:
+    while (frame := decoder.next_frame()) is None:
+        data = await stream.receive_some(1 << 16)
+        if not data:
+            return None
+        decoder.feed(data)
+    return bytes(frame)
+
+
+async def _sentinel(host: str, port: int, stats: Stats, done: trio.Event) -> None:
+    """A well-behaved client that must be served throughout."""
+    stream = await trio.open_tcp_stream(host, port)
+    decoder = kproto.FrameDecoder()
+    cid = 0
+    async with stream:
+        while not done.is_set():
+            cid += 1
+            await stream.send_all(kproto.encode_request(18, 0, cid, {}, client_id="sentinel"))
+            with trio.fail_after(10):
+                frame = await _next_frame(stream, decoder)
+            if frame is None:
+                raise Finding("the broker closed the sentinel connection")
+            stats.sentinel_checks += 1
+            with trio.move_on_after(1.0):
+                await done.wait()
+
+
+async def fuzz(host: str, port: int, frames: int, connections: int, seed: int, progress: Any = None) -> Stats:
+    stats = Stats()
+    budget = [frames]
+    done = trio.Event()
+
+    async def report() -> None:
+        while not done.is_set():
+            if progress:
+                progress(stats)
+            with trio.move_on_after(0.5):
+                await done.wait()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_sentinel, host, port, stats, done)
+        nursery.start_soon(report)
+        async with trio.open_nursery() as workers:
+            for i in range(connections):
+                workers.start_soon(
+                    _fuzz_connection, host, port, Generator(random.Random(seed + i)), budget, stats
+                )
+        done.set()
+    return stats
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.fuzz_live",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--frames", type=int, default=100_000, help="frames to send (default 100000)")
+    ap.add_argument("--connections", type=int, default=8, help="concurrent fuzzing connections (default 8)")
+    ap.add_argument("--seed", type=int, default=1, help="random seed (runs are repeatable per seed)")
+    ap.add_argument("--bootstrap", help="HOST:PORT of a running broker (default: start a fresh hmb)")
+    args = ap.parse_args(argv)
+
+    from bench.hmb_process import BrokerProcess
+    from hmb_client.progress import Progress
+
+    t0 = time.monotonic()
+    with (
+        tempfile.TemporaryDirectory(prefix="hmb-fuzz-") as tmp,
+        Progress(total=args.frames, unit="frames") as bar,
+    ):
+        broker = None
+        if args.bootstrap:
+            host, _, port_s = args.bootstrap.rpartition(":")
+            port = int(port_s)
+        else:
+            broker = BrokerProcess(Path(tmp) / "data").start()
+            host, port = "127.0.0.1", broker.port
+
+        def show(s: Stats) -> None:
+            rate = s.frames / max(1e-9, time.monotonic() - t0)
+            bar.update(
+                s.frames, f"{rate:,.0f} frames/s, {s.closed:,} closes, sentinel ok x{s.sentinel_checks}"
+            )
+
+        try:
+            stats = trio.run(fuzz, host, port, args.frames, args.connections, args.seed, show)
+            alive = broker is None or broker.alive()
+        finally:
+            if broker is not None:
+                broker.kill()
+    elapsed = time.monotonic() - t0
+    print(
+        f"{stats.frames:,} frames in {elapsed:.0f} s ({stats.frames / elapsed:,.0f}/s): "
+        f"{stats.answered:,} answered, {stats.closed:,} connections closed by the broker, "
+        f"sentinel served {stats.sentinel_checks} times, broker alive: {alive}"
+    )
+    return 0 if alive else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
