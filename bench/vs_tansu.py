@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import subprocess
 import sys
@@ -42,6 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench.hmb_process import BrokerProcess
+from bench.studies import machine_info
 from bench.tansu import TansuProcess
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,8 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     header = (
-        f"Machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
-        f"Python {platform.python_version()}; "
+        f"Machine: {machine_info()}; "
         f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {args.records:,} records of {args.record_size} bytes.\n\n"
         "| round | order | hmb produce rec/s | Tansu produce rec/s | produce hmb/Tansu "
         "| hmb consume rec/s | Tansu consume rec/s | consume hmb/Tansu "
