@@ -14,9 +14,15 @@ topics stay bounded.
 
 Checked all the way: every frame is answered with a response carrying its
 correlation id (in order), or the connection is closed (then a new one is
-opened); a sentinel connection gets an ApiVersions answer every second
-throughout; the broker process is alive at the end.  Anything else is a
-finding and stops the run with the frame that caused it.
+opened); the answer to a frame kproto reads as a whole well-formed request
+must decode as that API's response at that version; a sentinel connection
+gets an ApiVersions answer every second throughout; the broker process is
+alive at the end.  Anything else is a finding and stops the run with the
+frame that caused it and the frames before it on its connection.  (Damage
+that leaves bytes beyond the declared size starts the next frame, which the
+broker rightly waits for: the fuzzer opens a new connection after it.)
+
+The million-frame run is documented in bench/results/fuzz-live.md.
 """
 
 from __future__ import annotations
@@ -148,7 +154,9 @@ class Stats:
     frames: int = 0
     answered: int = 0
     closed: int = 0
+    decoded: int = 0  # answers to well-formed requests, decoded as that API's response
     sentinel_checks: int = 0
+    sentinel_max_s: float = 0.0  # the slowest sentinel answer: how long the broker kept others waiting
     per_api: dict[int, int] = field(default_factory=dict)
 
 
@@ -162,15 +170,18 @@ async def _fuzz_connection(host: str, port: int, gen: Generator, budget: list[in
         stream = await trio.open_tcp_stream(host, port)
         decoder = kproto.FrameDecoder(max_size=1 << 30)
         cid = 0
+        history: list[str] = []  # this connection's frames so far, for a finding's report
         async with stream:
             while budget[0] > 0:
                 budget[0] -= 1
                 cid += 1
                 api_key, _version, frame = gen.frame(cid)
+                history.append(frame.hex())
                 stats.frames += 1
                 stats.per_api[api_key] = stats.per_api.get(api_key, 0) + 1
                 declared = int.from_bytes(frame[:4], "big", signed=True) if len(frame) >= 4 else -1
-                silent = _unanswered(frame)
+                request = _well_formed(frame)
+                silent = request is not None and request.api_key == 0 and request.body.acks == 0
                 if silent:
                     # Produce with acks=0 gets no response: a probe behind it must be answered.
                     cid += 1
@@ -186,7 +197,10 @@ async def _fuzz_connection(host: str, port: int, gen: Generator, budget: list[in
                 except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionResetError):
                     got = None
                 except trio.TooSlowError:
-                    raise Finding(f"no answer and no close within 10 s: frame {frame.hex()}") from None
+                    raise Finding(
+                        f"no answer and no close within 10 s: frame {frame.hex()}; "
+                        f"the connection's frames before it: {history[:-1]}"
+                    ) from None
                 if got is None:
                     stats.closed += 1
                     break
@@ -199,15 +213,47 @@ async def _fuzz_connection(host: str, port: int, gen: Generator, budget: list[in
                         f"answer for correlation id {answered}, expected {cid}: frame {frame.hex()}"
                     )
                 stats.answered += 1
+                if silent:
+                    _check_response(18, 0, got, frame)
+                    stats.decoded += 1
+                elif request is not None:
+                    _check_response(request.api_key, request.version, got, frame)
+                    stats.decoded += 1
+                if 0 <= declared < len(frame) - 4:
+                    # Bytes beyond the declared size begin the next frame, which the broker
+                    # rightly waits to complete (up to its size limit): start afresh.
+                    break
 
 
-def _unanswered(frame: bytes) -> bool:
-    """True for a well-formed Produce with acks=0: Kafka sends nothing back."""
+def _well_formed(frame: bytes) -> kproto.Request | None:
+    """The request ``frame`` holds when kproto reads it whole and its size prefix is right."""
+    if len(frame) < 4 or int.from_bytes(frame[:4], "big", signed=True) != len(frame) - 4:
+        return None
     try:
-        req = kproto.decode_request(frame)
+        return kproto.decode_request(frame, max_size=1 << 30)
     except kproto.KprotoError:
-        return False
-    return req.api_key == 0 and req.body.acks == 0
+        return None
+
+
+def _check_response(api_key: int, version: int, got: bytes, frame: bytes) -> None:
+    """The answer to a well-formed request must be a valid response of its API and version.
+
+    ApiVersions at a version the broker does not serve is answered in v0 (Kafka's rule,
+    so that any client can read the error).
+    """
+    try:
+        kproto.decode_response(api_key, version, got, max_size=1 << 30)
+    except kproto.KprotoError as exc:
+        if api_key == 18:
+            try:
+                kproto.decode_response(18, 0, got, max_size=1 << 30)
+                return
+            except kproto.KprotoError:
+                pass
+        raise Finding(
+            f"answer to a well-formed request {api_key} v{version} does not decode ({exc}): "
+            f"frame {frame.hex()}, answer {got.hex()}"
+        ) from None
 
 
 async def _next_frame(stream: trio.SocketStream, decoder: kproto.FrameDecoder) -> bytes | None:
@@ -227,12 +273,17 @@ async def _sentinel(host: str, port: int, stats: Stats, done: trio.Event) -> Non
     async with stream:
         while not done.is_set():
             cid += 1
+            t0 = time.monotonic()
             await stream.send_all(kproto.encode_request(18, 0, cid, {}, client_id="sentinel"))
-            with trio.fail_after(10):
-                frame = await _next_frame(stream, decoder)
+            try:
+                with trio.fail_after(10):
+                    frame = await _next_frame(stream, decoder)
+            except trio.TooSlowError:
+                raise Finding("the sentinel connection was not answered within 10 s") from None
             if frame is None:
                 raise Finding("the broker closed the sentinel connection")
             stats.sentinel_checks += 1
+            stats.sentinel_max_s = max(stats.sentinel_max_s, time.monotonic() - t0)
             with trio.move_on_after(1.0):
                 await done.wait()
 
@@ -277,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     from hmb_client.progress import Progress
 
     t0 = time.monotonic()
+    rss: list[int] = []  # broker RSS: at start, then the latest and the peak
+    finding: BaseException | None = None
+    stats = Stats()
     with (
         tempfile.TemporaryDirectory(prefix="hmb-fuzz-") as tmp,
         Progress(total=args.frames, unit="frames") as bar,
@@ -288,25 +342,57 @@ def main(argv: list[str] | None = None) -> int:
         else:
             broker = BrokerProcess(Path(tmp) / "data").start()
             host, port = "127.0.0.1", broker.port
+            rss += [broker.rss_bytes()] * 3
 
         def show(s: Stats) -> None:
+            nonlocal stats
+            stats = s
             rate = s.frames / max(1e-9, time.monotonic() - t0)
+            if broker is not None and broker.alive():
+                rss[1] = broker.rss_bytes()
+                rss[2] = max(rss[2], rss[1])
             bar.update(
                 s.frames, f"{rate:,.0f} frames/s, {s.closed:,} closes, sentinel ok x{s.sentinel_checks}"
             )
 
         try:
             stats = trio.run(fuzz, host, port, args.frames, args.connections, args.seed, show)
-            alive = broker is None or broker.alive()
-        finally:
-            if broker is not None:
-                broker.kill()
+        except BaseException as exc:  # a Finding, possibly inside an exception group
+            finding = exc
+        alive = broker is None or broker.alive()
+        if broker is not None:
+            if alive:
+                rss[1] = broker.rss_bytes()
+            broker.kill()
     elapsed = time.monotonic() - t0
     print(
         f"{stats.frames:,} frames in {elapsed:.0f} s ({stats.frames / elapsed:,.0f}/s): "
-        f"{stats.answered:,} answered, {stats.closed:,} connections closed by the broker, "
-        f"sentinel served {stats.sentinel_checks} times, broker alive: {alive}"
+        f"{stats.answered:,} answered ({stats.decoded:,} decoded as valid responses), "
+        f"{stats.closed:,} connections closed by the broker, "
+        f"sentinel served {stats.sentinel_checks} times (slowest answer {stats.sentinel_max_s:.2f} s), "
+        f"broker alive: {alive}"
     )
+    print("frames per api key:", dict(sorted(stats.per_api.items())))
+    if rss:
+        mib = [f"{b / 2**20:.0f} MiB" for b in rss]
+        print(f"broker RSS: {mib[0]} at start, {mib[1]} at the end, {mib[2]} at the peak")
+    if broker is not None:
+        errors = [i for i, line in enumerate(broker.lines) if " ERROR " in line]
+        print(f"broker log: {len(broker.lines):,} lines, {len(errors)} ERROR lines")
+        for i in errors[:5]:  # with the traceback lines that follow
+            end = i + 1
+            while end < len(broker.lines) and not broker.lines[end][:4].isdigit():
+                end += 1
+            print("".join(broker.lines[i : min(end, i + 60)]).rstrip())
+    if finding is not None:
+        if broker is not None:
+            print("the broker's last log lines:")
+            for line in broker.lines[-60:]:
+                print("   ", line.rstrip())
+        print(f"FINDING: {finding!r}")
+        for sub in getattr(finding, "exceptions", ()):
+            print(f"    {sub!r}")
+        return 1
     return 0 if alive else 1
 
 

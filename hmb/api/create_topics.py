@@ -13,6 +13,15 @@ never both (INVALID_REQUEST):
 * an assignment: partitions numbered 0..n-1, each on exactly this broker
   (INVALID_REPLICA_ASSIGNMENT otherwise).
 
+One request creates at most :data:`MAX_RECORDS_PER_REQUEST` records, a
+record per topic and per partition, as Kafka's controller bounds every
+operation (``QuorumController.MAX_RECORDS_PER_USER_OP``): beyond that every
+topic of the request is answered POLICY_VIOLATION, "Unable to perform
+excessively large batch operation.", and nothing is created.  Without the
+bound one ``num_partitions = 2**31 - 1`` would have the broker make
+directories until its disk or file descriptors ran out, the event loop
+blocked all along (creating a partition costs ~1 ms).
+
 ``validate_only`` (v1+) runs every check and creates nothing.  Per-topic
 configs are accepted and ignored (logged): every topic uses the broker's
 log settings.  Creation is synchronous, so ``timeout_ms`` never expires.
@@ -33,6 +42,8 @@ VERSIONS = (0, 4)
 
 log = logging.getLogger(__name__)
 
+MAX_RECORDS_PER_REQUEST = 10_000  # Kafka's QuorumController.MAX_RECORDS_PER_USER_OP
+EXCESSIVE_BATCH = "Unable to perform excessively large batch operation."
 DEFAULT = -1  # num_partitions / replication_factor: "the broker's default" (v4+), or "see assignments"
 
 
@@ -83,9 +94,8 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
     return count
 
 
-def _create_one(
-    ctx: RequestContext, topic: Any, duplicated: bool, validate_only: bool
-) -> tuple[int, str | None]:
+def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
+    """The number of partitions ``topic`` may be created with, or :class:`_RefusedError`."""
     logs = ctx.broker.logs
     if duplicated:
         raise _RefusedError(
@@ -97,6 +107,8 @@ def _create_one(
         raise _RefusedError(ErrorCode.INVALID_TOPIC_EXCEPTION, str(exc)) from None
     if topic.name in logs.topics:
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} already exists")
+    if topic.name in logs.deleting:  # as Kafka answered while a deletion was under way
+        raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} is marked for deletion")
     count = _partition_count(ctx, topic)
     if topic.configs:
         log.warning(
@@ -104,10 +116,12 @@ def _create_one(
             topic.name,
             ", ".join(c.name for c in topic.configs),
         )
-    if validate_only:
-        return ErrorCode.NONE, None
+    return count
+
+
+def _create_one(ctx: RequestContext, topic: Any, count: int) -> tuple[int, str | None]:
     try:
-        logs.create_topic(topic.name, count)
+        ctx.broker.logs.create_topic(topic.name, count)
     except OSError as exc:
         log.error("creating topic %s failed: %s", topic.name, exc)
         raise _RefusedError(
@@ -119,12 +133,27 @@ def _create_one(
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     validate_only = bool(ctx.request.version >= 1 and body.validate_only)
-    counts = Counter(t.name for t in body.topics)
+    names = Counter(t.name for t in body.topics)
     results: list[dict[str, Any]] = []
+    planned: list[tuple[dict[str, Any], Any, int]] = []
     for topic in body.topics:
+        result: dict[str, Any] = {"name": topic.name, "error_code": ErrorCode.NONE, "error_message": None}
         try:
-            code, message = _create_one(ctx, topic, counts[topic.name] > 1, validate_only)
+            planned.append((result, topic, _check_one(ctx, topic, names[topic.name] > 1)))
         except _RefusedError as exc:
-            code, message = exc.code, str(exc)
-        results.append({"name": topic.name, "error_code": code, "error_message": message})
+            result.update(error_code=exc.code, error_message=str(exc))
+        results.append(result)
+    if sum(1 + count for _, _, count in planned) > MAX_RECORDS_PER_REQUEST:
+        log.warning(
+            "refusing CreateTopics for %d partitions: more than Kafka's bound", sum(c for *_, c in planned)
+        )
+        for result in results:
+            result.update(error_code=ErrorCode.POLICY_VIOLATION, error_message=EXCESSIVE_BATCH)
+    elif not validate_only:
+        for result, topic, count in planned:
+            try:
+                code, message = _create_one(ctx, topic, count)
+            except _RefusedError as exc:
+                code, message = exc.code, str(exc)
+            result.update(error_code=code, error_message=message)
     return {"throttle_time_ms": 0, "topics": results}

@@ -27,6 +27,7 @@ from kproto.records import build_message_set, read_message_set
 log = logging.getLogger(__name__)
 
 TOPIC = "__consumer_offsets"
+INT64_MAX = 2**63 - 1
 
 _STRING = PascalString(Int16sb, "utf-8")
 OFFSET_KEY = Struct("version" / Int16sb, "group" / _STRING, "topic" / _STRING, "partition" / Int32sb)
@@ -121,7 +122,8 @@ class OffsetStore:
                     "offset": offset,
                     "metadata": metadata,
                     "commit_timestamp": ts,
-                    "expire_timestamp": ts + retention_ms if retention_ms >= 0 else -1,
+                    # clamped: a client's retention near 2**63 must not overflow the int64 field
+                    "expire_timestamp": min(ts + retention_ms, INT64_MAX) if retention_ms >= 0 else -1,
                 }
             )
             records.append((key, value, ts))

@@ -43,6 +43,10 @@ class InvalidTopicError(ValueError):
     """A topic name Kafka would refuse (INVALID_TOPIC_EXCEPTION)."""
 
 
+class TopicBeingDeletedError(Exception):
+    """A topic of this name is still being deleted: it cannot be created again yet."""
+
+
 def validate_topic_name(name: str) -> None:
     if name in (".", "..") or not _LEGAL.fullmatch(name):
         raise InvalidTopicError(
@@ -57,6 +61,10 @@ class LogManager:
         self.log_dirs = [Path(d) for d in log_dirs]
         self.config = config
         self.topics: dict[str, list[PartitionLog]] = {}
+        # Names whose deletion is under way.  Their directories are renamed only once each
+        # partition is closed (after an await), so the name must not come back meanwhile:
+        # the rename would take the new topic's directory away from under it.
+        self.deleting: set[str] = set()
         self._cluster_id: str | None = None
         self._producer_ids: ProducerIdManager | None = None
 
@@ -143,6 +151,8 @@ class LogManager:
         validate_topic_name(topic)
         if topic in self.topics:
             return self.topics[topic]
+        if topic in self.deleting:
+            raise TopicBeingDeletedError(f"topic {topic!r} is marked for deletion")
         if partitions < 1:
             raise ValueError("a topic needs at least one partition")
         logs: list[PartitionLog] = []
@@ -169,16 +179,20 @@ class LogManager:
         to ``...-delete`` and removed.
         """
         logs = self.topics.pop(topic)
-        doomed = []
-        for plog in logs:
-            await plog.delete()
-            target = plog.directory.with_name(f"{plog.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
-            try:
-                plog.directory.rename(target)
-            except OSError as exc:
-                log.error("could not rename %s for deletion: %s", plog.directory, exc)
-                target = plog.directory
-            doomed.append(target)
+        self.deleting.add(topic)
+        try:
+            doomed = []
+            for plog in logs:
+                await plog.delete()
+                target = plog.directory.with_name(f"{plog.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+                try:
+                    plog.directory.rename(target)
+                except OSError as exc:
+                    log.error("could not rename %s for deletion: %s", plog.directory, exc)
+                    target = plog.directory
+                doomed.append(target)
+        finally:
+            self.deleting.discard(topic)
         for path in doomed:
             await trio.to_thread.run_sync(shutil.rmtree, path, True)
         log.info("deleted topic %s (%d partition(s))", topic, len(logs))

@@ -924,3 +924,49 @@ def test_committed_offset_survives_kill_9(broker: BrokerProcess) -> None:
         got = offset_fetch(c, "g", "t")
         assert (got.committed_offset, got.metadata, got.error_code) == (2, "after b", ErrorCode.NONE)
         assert fetch_all(c, "t") == [(0, b"a"), (1, b"b")]
+
+
+# ================================================== 18. resource exhaustion by request
+
+
+def create_topics_body(*topics: tuple[str, int], validate_only: bool = False) -> dict[str, Any]:
+    return {"topics": [{"name": name, "num_partitions": n, "replication_factor": 1, "assignments": [],
+                        "configs": []} for name, n in topics],
+            "timeout_ms": 1000, "validate_only": validate_only}
+
+
+def test_create_topics_bounded_like_kafka(shared: BrokerProcess, healthy: Healthy) -> None:
+    """Found by bench/fuzz_live.py: num_partitions = 2**31 - 1 had the broker create partition
+    directories until it ran out (and block every other connection meanwhile).  Kafka's
+    controller bounds one request to 10,000 records (a topic and each partition is one):
+    beyond that every topic of the request gets POLICY_VIOLATION and nothing is created."""
+    before = set(os.listdir(shared.data_dir))
+    with WireClient(shared.bootstrap, timeout=5) as c:
+        t0 = time.monotonic()
+        got = c.request(ApiKey.CREATE_TOPICS, 1, create_topics_body(("huge", INT32_MAX), ("small", 1)))
+        assert time.monotonic() - t0 < 2
+        assert [(t.name, t.error_code, t.error_message) for t in got.topics] == [
+            (name, ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+            for name in ("huge", "small")]
+        # the boundary: 1 topic record + 9,999 partition records is allowed (validated only here)
+        ok = c.request(ApiKey.CREATE_TOPICS, 1, create_topics_body(("edge", 9_999), validate_only=True))
+        assert ok.topics[0].error_code == ErrorCode.NONE
+        over = c.request(ApiKey.CREATE_TOPICS, 1, create_topics_body(("edge", 10_000), validate_only=True))
+        assert over.topics[0].error_code == ErrorCode.POLICY_VIOLATION
+    assert set(os.listdir(shared.data_dir)) == before  # nothing was created
+    healthy.check()
+
+
+def test_offset_commit_retention_near_int64_max(shared: BrokerProcess, healthy: Healthy) -> None:
+    """Found by bench/fuzz_live.py: OffsetCommit v2-v4 with retention_time_ms near 2**63 made
+    the expire timestamp (commit time + retention) overflow its int64 field: an internal error
+    that closed the connection.  It is clamped, and the commit succeeds."""
+    topic = healthy.topic
+    with WireClient(shared.bootstrap) as c:
+        for retention in (2**63 - 1, 2**62):
+            body = {**commit_body("huge-retention", topic, 0, 3), "retention_time_ms": retention}
+            del body["topics"][0]["partitions"][0]["commit_timestamp"]
+            resp = c.request(OFFSET_COMMIT, 2, body)
+            assert resp.topics[0].partitions[0].error_code == ErrorCode.NONE
+        assert offset_fetch(c, "huge-retention", topic).committed_offset == 3
+    healthy.check()

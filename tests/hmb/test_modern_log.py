@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from hmb.log.config import LogConfig
-from hmb.log.manager import LogManager
+from hmb.log.manager import LogManager, TopicBeingDeletedError
 from hmb.log.meta import (
     PRODUCER_ID_BLOCK_SIZE,
     PRODUCER_ID_FILE,
@@ -147,6 +148,36 @@ def test_delete_topic_refuses_appends_and_removes_files(tmp_path: Path) -> None:
         assert await plog.apply_retention(now=1e12) == []
         with pytest.raises(KeyError):
             await manager.delete_topic("doomed")
+        manager.close()
+
+    _run(main)
+
+
+def test_topic_cannot_come_back_while_its_deletion_is_under_way(tmp_path: Path) -> None:
+    """Found by bench/fuzz_live.py: DeleteTopics waits for each partition to be idle before
+    renaming its directory; a CreateTopics (or Metadata auto-create) of the same name in
+    that window made a new directory that the deletion then renamed away and removed,
+    the new topic's files gone from under it ("could not rename ... for deletion" at its
+    own deletion later)."""
+
+    async def main() -> None:
+        manager = LogManager([tmp_path], LogConfig())
+        manager.load()
+        (plog,) = manager.create_topic("again", 1)
+        await plog.append(_v2([b"old"]))
+        async with trio.open_nursery() as nursery:
+            async with plog._state.modify():  # an append in flight holds the partition
+                nursery.start_soon(manager.delete_topic, "again")
+                await trio.testing.wait_all_tasks_blocked()
+                assert "again" not in manager.topics and "again" in manager.deleting
+                with pytest.raises(TopicBeingDeletedError):
+                    manager.create_topic("again", 1)
+        assert not manager.deleting
+        (new,) = manager.create_topic("again", 1)
+        await new.append(_v2([b"new"]))
+        assert new.directory.is_dir() and [p.name for p in tmp_path.glob("again*")] == ["again-0"]
+        await manager.delete_topic("again")  # no "could not rename" this time
+        assert not list(tmp_path.glob("again*"))
         manager.close()
 
     _run(main)
