@@ -61,4 +61,7 @@ class RawResponse:
         return sum(len(p) if isinstance(p, bytes) else p.length for p in self.parts)
 
 
-Reply = dict[str, Any] | NoResponse | RawResponse
+Reply = dict[str, Any] | NoResponse | RawResponse | bytes
+"""A handler's answer: a body for ``kproto.encode_response``, silence, a response in
+pieces, or ``bytes``: a whole response frame (size prefix included) a handler encoded
+itself (Produce's struct fast path)."""

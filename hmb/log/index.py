@@ -19,6 +19,7 @@ trusted.
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ import numpy as np
 ENTRY_SIZE = 8
 _RESERVE_STEP = 64 * 1024
 _BE = np.dtype(">u4")
+_ENTRY = struct.Struct(">II")
 
 
 class OffsetIndex:
@@ -49,6 +51,8 @@ class OffsetIndex:
             self._keys[: self.entries] = keys[: self.entries]
             self._positions[: self.entries] = positions[: self.entries]
         self._mm: np.memmap | None = None
+        self._bytes: memoryview | None = None
+        self._last_key = int(self._keys[self.entries - 1]) if self.entries else -1
         self._allocated = self.entries * ENTRY_SIZE  # bytes known to have disk blocks
         self._misaligned = existing % ENTRY_SIZE != 0
 
@@ -60,7 +64,18 @@ class OffsetIndex:
                 if f.tell() < self.capacity * ENTRY_SIZE:
                     f.truncate(self.capacity * ENTRY_SIZE)
             self._mm = np.memmap(self.path, dtype=_BE, mode="r+", shape=(self.capacity, 2))
+            # appends pack straight into the mapped bytes: a numpy row assignment through
+            # the memmap subclass costs several times a struct.pack_into
+            self._bytes = self._mm.data.cast("B")
         return self._mm
+
+    def _unmap(self) -> None:
+        if self._bytes is not None:
+            self._bytes.release()
+            self._bytes = None
+        if self._mm is not None:
+            del self._mm
+            self._mm = None
 
     def reserve(self) -> None:
         """Make sure the next entry has real disk blocks behind it.
@@ -89,18 +104,21 @@ class OffsetIndex:
     def append(self, offset: int, position: int) -> None:
         """Record that the message(s) starting at ``offset`` begin at ``position``."""
         rel = offset - self.base_offset
-        if self.entries and rel <= int(self._keys[self.entries - 1]):
+        if rel <= self._last_key:
             return  # keys stay strictly increasing; a repeat adds nothing
-        if self.full:
+        n = self.entries
+        if n >= self.capacity:
             raise IndexError("offset index is full")
-        if self.entries == len(self._keys):
+        if n == len(self._keys):
             self._keys = np.resize(self._keys, len(self._keys) * 2)
             self._positions = np.resize(self._positions, len(self._positions) * 2)
-        mm = self._map()
-        mm[self.entries] = (rel, position)
-        self._keys[self.entries] = rel
-        self._positions[self.entries] = position
-        self.entries += 1
+        if self._bytes is None:
+            self._map()
+        _ENTRY.pack_into(self._bytes, n * ENTRY_SIZE, rel, position)  # type: ignore[arg-type]
+        self._keys[n] = rel
+        self._positions[n] = position
+        self.entries = n + 1
+        self._last_key = rel
 
     def truncate_to_position(self, position: int) -> None:
         """Drop entries pointing at or beyond ``position`` (after a log truncation)."""
@@ -109,6 +127,7 @@ class OffsetIndex:
             mm = self._map()
             mm[keep : self.entries] = 0
             self.entries = keep
+            self._last_key = int(self._keys[keep - 1]) if keep else -1
 
     def reset(self) -> None:
         """Forget every entry (before a rebuild)."""
@@ -116,6 +135,7 @@ class OffsetIndex:
             mm = self._map()
             mm[: self.entries] = 0
         self.entries = 0
+        self._last_key = -1
         self._misaligned = False
 
     def flush(self) -> None:
@@ -126,16 +146,13 @@ class OffsetIndex:
         """Flush, unmap and trim the file to its entries (Kafka trims on close)."""
         if self._mm is not None:
             self._mm.flush()
-            del self._mm
-            self._mm = None
+        self._unmap()
         if self.path.exists():
             with open(self.path, "r+b") as f:
                 f.truncate(self.entries * ENTRY_SIZE)
 
     def delete(self) -> None:
-        if self._mm is not None:
-            del self._mm
-            self._mm = None
+        self._unmap()
         try:
             os.unlink(self.path)
         except FileNotFoundError:

@@ -7,6 +7,13 @@ unbounded ``Chan`` was a known risk).  The handler answers requests one at a
 time, so responses leave in request order, as Kafka guarantees per
 connection.
 
+Per request the costs that matter are trips through trio's scheduler, not
+bytes: a queued frame is taken without one, a response is written with one
+non-blocking ``write`` (trio only when the socket buffer is full), a read
+that finds data goes on at once, and Produce skips the Construct grammar
+(:mod:`hmb.api.produce_request`).  Fairness to other connections comes from
+waiting (for data, for room) and from a yield every few queued requests.
+
 A connection that sends something unusable (a bad size prefix, a frame
 over ``socket.request.max.bytes``, an unknown api key or version, bytes that
 do not parse) is closed with a logged reason; nobody else notices.
@@ -15,6 +22,7 @@ do not parse) is closed with a logged reason; nobody else notices.
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, NoReturn
 
 import trio
@@ -23,6 +31,7 @@ import kproto
 from hmb.api import HANDLERS
 from hmb.api.api_versions import unsupported_version_response
 from hmb.api.context import CloseConnection, NoResponse, RawResponse, RequestContext
+from hmb.api.produce_request import decode_produce_request
 from hmb.log.partition import FileRegion
 from hmb.net.sendfile import sendfile
 from kproto import ApiKey, DecodeError, KprotoError, UnsupportedVersionError
@@ -34,6 +43,8 @@ log = logging.getLogger(__name__)
 
 READ_SIZE = 256 * 1024
 COALESCE_BYTES = 64 * 1024
+_YIELD_EVERY = 16  # queued requests handled back to back before the handler yields regardless
+_PRODUCE_KEY = ApiKey.PRODUCE.to_bytes(2, "big")
 
 
 class Connection:
@@ -48,6 +59,10 @@ class Connection:
         self.requests = 0
         self.client_gone = trio.Event()
         self.close_reason: str | None = None
+        self._produce = HANDLERS.get(ApiKey.PRODUCE)
+        self._sock = stream.socket
+        self._fd = stream.socket.fileno()
+        self._streaming = False  # the last read found data: the next one that does yields first
 
     async def run(self) -> None:
         send, receive = trio.open_memory_channel[bytes](self.broker.config.queued_max_requests)
@@ -69,11 +84,32 @@ class Connection:
             with trio.CancelScope(shield=True):
                 await self.stream.aclose()
 
+    async def _receive_some(self) -> bytes:
+        """The next bytes from the socket (``b""`` at end of stream).
+
+        trio's ``receive_some`` yields to the scheduler after every successful
+        read; here a read that finds data goes on without a trip through the
+        scheduler unless the previous read also found data (a client streaming
+        faster than we read), so an idle connection costs one wake-up per burst
+        of requests.  Waiting for data, and that periodic yield, are the checkpoints.
+        """
+        while True:
+            try:
+                data = os.read(self._fd, READ_SIZE)
+            except BlockingIOError:
+                self._streaming = False
+                await trio.lowlevel.wait_readable(self._sock)
+                continue
+            if self._streaming:
+                await trio.lowlevel.checkpoint()
+            self._streaming = True
+            return data
+
     async def _reader(self, send: trio.MemorySendChannel[bytes], scope: trio.CancelScope) -> None:
         decoder = kproto.FrameDecoder(self.broker.config.socket_request_max_bytes)
         async with send:
             while True:
-                data = await self.stream.receive_some(READ_SIZE)
+                data = await self._receive_some()
                 if not data:
                     # Requests already read are still handled (an acks=0 produce is
                     # appended), but nothing may wait for a client that is gone.
@@ -88,11 +124,28 @@ class Connection:
                 decoder.feed(data)
                 try:
                     while (frame := decoder.next_frame()) is not None:
-                        await send.send(frame)
+                        try:
+                            send.send_nowait(frame)
+                        except trio.WouldBlock:
+                            await send.send(frame)  # the handler is behind: wait for room
                 except DecodeError as exc:
                     self._fail(str(exc))
                 except trio.BrokenResourceError:
                     return  # the handler stopped: it knows why
+
+    async def _send_all(self, data: bytearray) -> None:
+        """Write ``data``: what the socket takes at once without a scheduler round trip.
+
+        Only when the socket buffer is full does the rest go through trio (which
+        waits until it is writable).  Responses are written by one task at a time.
+        """
+        try:
+            n = os.write(self._fd, data)
+        except BlockingIOError:
+            n = 0
+        if n < len(data):
+            with memoryview(data) as view:
+                await self.stream.send_all(view[n:])
 
     def _fail(self, reason: str) -> NoReturn:
         """Record why this connection ends, then end it."""
@@ -103,49 +156,75 @@ class Connection:
         # Responses to pipelined requests are coalesced: while more requests are
         # already queued, small responses wait in `pending` and leave in one send.
         # A send per 60-byte Produce response cost as much as the append itself.
+        # Queued frames are taken without a checkpoint; handlers and sends have theirs,
+        # and every _YIELD_EVERY requests the loop yields anyway (fairness to others).
         pending = bytearray()
+        since_yield = 0
         async with receive:
-            async for frame in receive:
+            while True:
+                try:
+                    frame = receive.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    # nothing queued: answer what is pending, then wait (a checkpoint)
+                    if pending:
+                        await self._send_all(pending)
+                        pending = bytearray()
+                    try:
+                        frame = await receive.receive()
+                    except trio.EndOfChannel:
+                        return
+                    since_yield = 0
+                else:
+                    since_yield += 1
+                    if since_yield >= _YIELD_EVERY:
+                        since_yield = 0
+                        await trio.lowlevel.checkpoint()
                 self.requests += 1
                 try:
                     reply = await self._dispatch(frame)
                 except CloseConnection:
                     if pending:  # earlier requests were fine: they get their answers
-                        await self.stream.send_all(pending)
+                        await self._send_all(pending)
                     raise
                 if isinstance(reply, bytes):
                     pending += reply
+                    if len(pending) >= COALESCE_BYTES:
+                        await self._send_all(pending)
+                        pending = bytearray()
                 elif reply is not None:
                     if pending:
-                        await self.stream.send_all(pending)
+                        await self._send_all(pending)
                         pending = bytearray()
                     await self._write(reply)
-                if pending and (
-                    receive.statistics().current_buffer_used == 0 or len(pending) >= COALESCE_BYTES
-                ):
-                    await self.stream.send_all(pending)
-                    pending = bytearray()
 
     async def _dispatch(self, frame: bytes) -> bytes | RawResponse | None:
-        try:
-            peek = kproto.peek_request(frame)
-        except DecodeError as exc:
-            self._fail(str(exc))
-        handler = HANDLERS.get(peek.api_key)
-        if peek.api_key == ApiKey.API_VERSIONS and (handler is None or not handler.supports(peek.version)):
-            # a client newer than us: tell it what we have, in the layout every version reads
-            return unsupported_version_response(peek.correlation_id)
-        if handler is None or not handler.supports(peek.version):
-            self._fail(
-                f"unsupported request {kproto.ApiKey.name_of(peek.api_key)} v{peek.version}"
-                + ("" if handler is None else f" (supported v{handler.min_version}-v{handler.max_version})")
-            )
-        try:
-            request = kproto.decode_request(frame, max_size=self.broker.config.socket_request_max_bytes)
-        except UnsupportedVersionError as exc:
-            self._fail(str(exc))
-        except KprotoError as exc:
-            self._fail(f"malformed request: {exc}")
+        # Produce, the request that comes by the thousand, skips the grammar (see
+        # hmb.api.produce_request); anything that fast path does not read takes the
+        # general way below, which also decides what is an error.
+        request = decode_produce_request(frame) if frame[4:6] == _PRODUCE_KEY else None
+        if request is not None and self._produce is not None and self._produce.supports(request.version):
+            handler = self._produce
+        else:
+            try:
+                peek = kproto.peek_request(frame)
+            except DecodeError as exc:
+                self._fail(str(exc))
+            found = HANDLERS.get(peek.api_key)
+            if peek.api_key == ApiKey.API_VERSIONS and (found is None or not found.supports(peek.version)):
+                # a client newer than us: tell it what we have, in the layout every version reads
+                return unsupported_version_response(peek.correlation_id)
+            if found is None or not found.supports(peek.version):
+                self._fail(
+                    f"unsupported request {kproto.ApiKey.name_of(peek.api_key)} v{peek.version}"
+                    + ("" if found is None else f" (supported v{found.min_version}-v{found.max_version})")
+                )
+            handler = found
+            try:
+                request = kproto.decode_request(frame, max_size=self.broker.config.socket_request_max_bytes)
+            except UnsupportedVersionError as exc:
+                self._fail(str(exc))
+            except KprotoError as exc:
+                self._fail(f"malformed request: {exc}")
         ctx = RequestContext(self.broker, request, self.peer, self.client_gone)
         try:
             reply = await handler.handle(ctx)
@@ -153,9 +232,9 @@ class Connection:
             self._fail(str(exc))
         if isinstance(reply, NoResponse):
             return None
-        if isinstance(reply, RawResponse):
+        if isinstance(reply, (RawResponse, bytes)):
             return reply
-        return kproto.encode_response(peek.api_key, peek.version, peek.correlation_id, reply)
+        return kproto.encode_response(request.api_key, request.version, request.correlation_id, reply)
 
     async def _write(self, reply: RawResponse) -> None:
         with reply.resources:
@@ -166,10 +245,10 @@ class Connection:
                         pending += part.read()
                         continue
                     if pending:
-                        await self.stream.send_all(pending)
+                        await self._send_all(pending)
                         pending = bytearray()
                     await sendfile(self.stream.socket, part.fd, part.position, part.length)
                 else:
                     pending += part
             if pending:
-                await self.stream.send_all(pending)
+                await self._send_all(pending)

@@ -1,0 +1,169 @@
+"""The Produce struct fast path agrees with the Construct grammar at every version 0-8.
+
+DESIGN.md: a ``struct`` fast path is legitimate only with a property test proving it
+equals the grammar on generated inputs.  Decoding: whatever
+:func:`decode_produce_request` returns, ``kproto.decode_request`` decodes to the same
+values, on valid frames and on mutated ones (where the fast path may only decline, so
+that the grammar raises the usual error); and it declines nothing valid.  Encoding:
+:func:`encode_produce_response` is byte for byte ``kproto.encode_response``.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kproto
+from hmb.api.produce_request import MAX_VERSION, decode_produce_request, encode_produce_response
+
+INT16 = st.integers(-(2**15), 2**15 - 1)
+INT32 = st.integers(-(2**31), 2**31 - 1)
+INT64 = st.integers(-(2**63), 2**63 - 1)
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+VERSIONS = st.integers(0, MAX_VERSION)
+
+partition = st.fixed_dictionaries({"index": INT32, "records": st.one_of(st.none(), st.binary(max_size=300))})
+topic = st.fixed_dictionaries({"name": TEXT, "partition_data": st.lists(partition, max_size=3)})
+body = st.fixed_dictionaries(
+    {
+        "transactional_id": st.one_of(st.none(), TEXT),
+        "acks": INT16,
+        "timeout_ms": INT32,
+        "topic_data": st.lists(topic, max_size=3),
+    }
+)
+
+
+def _plain(request: kproto.Request) -> dict[str, Any]:
+    """A request as plain values, ``transactional_id`` only where the version has it."""
+    b = request.body
+    out: dict[str, Any] = {
+        "api_key": request.api_key,
+        "version": request.version,
+        "correlation_id": request.correlation_id,
+        "client_id": request.client_id,
+        "header_tagged_fields": dict(request.header_tagged_fields),
+        "acks": b.acks,
+        "timeout_ms": b.timeout_ms,
+        "topic_data": [
+            (
+                t.name,
+                [(p.index, None if p.records is None else bytes(p.records)) for p in t.partition_data],
+            )
+            for t in b.topic_data
+        ],
+    }
+    if request.version >= 3:
+        out["transactional_id"] = b.transactional_id
+    return out
+
+
+def _grammar(frame: bytes) -> kproto.Request | None:
+    try:
+        return kproto.decode_request(frame)
+    except kproto.KprotoError:
+        return None
+
+
+def _agree(frame: bytes) -> None:
+    fast = decode_produce_request(frame)
+    reference = _grammar(frame)
+    if fast is not None:
+        assert reference is not None, "the fast path accepted what the grammar refuses"
+        assert _plain(fast) == _plain(reference)
+        for t in fast.body.topic_data:
+            for p in t.partition_data:
+                assert p.records is None or isinstance(p.records, bytearray)
+    elif reference is not None and reference.api_key == 0 and 0 <= reference.version <= MAX_VERSION:
+        pytest.fail("the fast path declined a valid Produce request")
+
+
+@settings(max_examples=400)
+@given(VERSIONS, INT32, st.one_of(st.none(), TEXT), body)
+def test_valid_requests_decode_as_the_grammar_does(
+    version: int, cid: int, client_id: str | None, b: dict[str, Any]
+) -> None:
+    frame = kproto.encode_request(0, version, cid, b, client_id=client_id)
+    fast = decode_produce_request(frame)
+    assert fast is not None
+    assert _plain(fast) == _plain(kproto.decode_request(frame))
+
+
+def _reframe(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+@given(VERSIONS, INT32, st.one_of(st.none(), TEXT), body, st.data())
+def test_mutated_requests_never_decode_differently(
+    version: int, cid: int, client_id: str | None, b: dict[str, Any], data: st.DataObject
+) -> None:
+    frame = kproto.encode_request(0, version, cid, b, client_id=client_id)
+    payload = bytearray(frame[4:])
+    kind = data.draw(st.sampled_from(["bytes", "int16", "int32", "cut", "extend", "raw-size"]))
+    if kind == "bytes":  # overwrite a few bytes anywhere (lengths, counts, UTF-8, the version)
+        for _ in range(data.draw(st.integers(1, 4))):
+            i = data.draw(st.integers(0, len(payload) - 1))
+            payload[i] = data.draw(st.integers(0, 255))
+    elif kind in ("int16", "int32"):  # a length or count field set to an edge value
+        width = 2 if kind == "int16" else 4
+        i = data.draw(st.integers(0, max(0, len(payload) - width)))
+        value = data.draw(
+            st.sampled_from([-2, -1, 0, 1, 2**15 - 1, -(2**15)] if width == 2 else [-2, -1, 0, 1, 2**31 - 1])
+        )
+        payload[i : i + width] = value.to_bytes(width, "big", signed=True)
+    elif kind == "cut":
+        del payload[data.draw(st.integers(0, len(payload) - 1)) :]
+    elif kind == "extend":
+        payload += data.draw(st.binary(min_size=1, max_size=8))
+    if kind == "raw-size":  # the size prefix itself is wrong
+        frame = struct.pack(">i", len(payload) + data.draw(st.sampled_from([-1, 1, 100]))) + bytes(payload)
+    else:
+        frame = _reframe(bytes(payload))
+    _agree(frame)
+
+
+@pytest.mark.parametrize("frame", [b"", b"\0\0\0\0", b"\0\0\0\2\0\0", _reframe(b"\0\0\0\x09" + bytes(8))])
+def test_short_and_foreign_frames_are_declined(frame: bytes) -> None:
+    assert decode_produce_request(frame) is None
+
+
+def test_other_api_keys_are_declined() -> None:
+    frame = kproto.encode_request(3, 1, 1, {"topics": []}, client_id="c")  # Metadata v1
+    assert decode_produce_request(frame) is None
+
+
+partition_result = st.tuples(INT32, INT16, INT64, INT64)
+responses = st.lists(st.tuples(TEXT, st.lists(partition_result, max_size=4)), max_size=3)
+
+
+@settings(max_examples=400)
+@given(VERSIONS, INT32, responses, INT32)
+def test_response_matches_construct_grammar(version: int, cid: int, rs: Any, throttle: int) -> None:
+    ours = encode_produce_response(version, cid, rs, throttle_time_ms=throttle)
+    body = {
+        "responses": [
+            {
+                "name": name,
+                "partition_responses": [
+                    {
+                        "index": index,
+                        "error_code": code,
+                        "base_offset": base,
+                        "log_append_time_ms": -1,
+                        "log_start_offset": start,
+                        "record_errors": [],
+                        "error_message": None,
+                    }
+                    for index, code, base, start in partitions
+                ],
+            }
+            for name, partitions in rs
+        ],
+        "throttle_time_ms": throttle,
+    }
+    assert ours == kproto.encode_response(0, version, cid, body)
