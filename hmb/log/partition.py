@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import trio
 from sortedcontainers import SortedDict
@@ -35,6 +36,7 @@ from hmb.log.time_lookup import TimestampMatch, find_in_segments
 from hmb.mvar import MVar
 from kproto import CorruptRecordError, ErrorCode
 from kproto.records import assign_batches
+from kproto.records.batch_assign import ProducerBatch
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +45,12 @@ class RecordListTooLargeError(Exception):
     """An append larger than a whole segment (Kafka's RECORD_LIST_TOO_LARGE)."""
 
 
-@dataclass(frozen=True)
-class AppendInfo:
+class AppendInfo(NamedTuple):
+    """Where an append landed (a tuple: built once per produced partition, it must be cheap)."""
+
     base_offset: int
     last_offset: int
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count; the name is the API
     duplicate: bool = False  # an idempotent producer's retry: already in the log at these offsets
 
 
@@ -103,6 +106,7 @@ class PartitionLog:
         self.segments: SortedDict = SortedDict()  # base offset -> LogSegment
         self._state = MVar(_State())
         self._appended = trio.Event()
+        self._waited = False  # whether _appended was handed out since it was last replaced
         self.producers = ProducerStateManager()
         self.deleted = False
 
@@ -142,23 +146,26 @@ class PartitionLog:
         return self
 
     def _log_recovery(self, seg: LogSegment, report: RecoveryReport) -> None:
+        index = f"index rebuilt ({report.index_problem})" if report.index_problem else "index rebuilt"
         if report.truncated_bytes:
             log.warning(
-                "recovered %s-%d segment %s: %d valid entries, truncated %d bytes (%s), index rebuilt",
+                "recovered %s-%d segment %s: %d valid entries, truncated %d bytes (%s), %s",
                 self.topic,
                 self.partition,
                 seg.log_path.name,
                 report.entries,
                 report.truncated_bytes,
                 report.reason,
+                index,
             )
         else:
-            log.info(
-                "recovered %s-%d segment %s: %d valid entries, index rebuilt",
+            (log.warning if report.index_problem else log.info)(
+                "recovered %s-%d segment %s: %d valid entries, %s",
                 self.topic,
                 self.partition,
                 seg.log_path.name,
                 report.entries,
+                index,
             )
 
     # ---------------------------------------------------------------- state
@@ -182,6 +189,7 @@ class PartitionLog:
 
     def appended_event(self) -> trio.Event:
         """An event set at the next append: long-polling fetches wait on it."""
+        self._waited = True  # only then does an append need to set it and make a new one
         return self._appended
 
     # ---------------------------------------------------------------- writing
@@ -194,28 +202,55 @@ class PartitionLog:
         original offsets and not appended again.  Raises
         :class:`kproto.CorruptRecordError`, :class:`kproto.records.RecordTooLargeError`,
         :class:`RecordListTooLargeError`, :class:`ProducerSequenceError` or
-        ``OSError``; nothing is written then.
+        ``OSError``; nothing is written then.  A bytearray ``records`` is
+        numbered in place (no copy).
+
+        When nobody else holds the partition's state the append takes it
+        without a trip through the scheduler (it still raises if cancelled);
+        otherwise it queues for it, first come first served.
         """
         if len(records) > self.config.segment_bytes:
             raise RecordListTooLargeError(f"{len(records)} bytes exceed log.segment.bytes")
-        async with self._state.modify() as state:
-            if self.deleted:
-                raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
-            base = self.high_watermark
-            result = assign_batches(records, base, max_message_bytes=self.config.max_message_bytes)
-            if result.producer_batches and not allow_v2:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        mvar = self._state
+        try:
+            state = mvar.take_nowait()
+        except trio.WouldBlock:
+            state = await mvar.take()
+        try:
+            info = await self._append_locked(state, records, allow_v2)
+        finally:
+            mvar.put_nowait(state)
+        if self._waited:
+            self._waited = False
+            event, self._appended = self._appended, trio.Event()
+            event.set()
+        return info
+
+    async def _append_locked(self, state: _State, records: bytes | bytearray, allow_v2: bool) -> AppendInfo:
+        if self.deleted:
+            raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
+        seg = self.active
+        base = seg.next_offset
+        result = assign_batches(records, base, max_message_bytes=self.config.max_message_bytes)
+        batches = result.producer_batches
+        idempotent: list[ProducerBatch] = []
+        if batches:
+            if not allow_v2:
                 # Kafka: Produce v0-v2 may only carry magic 0/1; their consumers could not read v2
                 raise CorruptRecordError("RecordBatch v2 (magic 2) needs Produce v3 or later")
-            if any(b.is_transactional for b in result.producer_batches):
-                raise ProducerSequenceError(
-                    ErrorCode.INVALID_TXN_STATE, "transactional batches are not supported"
-                )
-            idempotent = [b for b in result.producer_batches if b.producer_id >= 0]
+            for b in batches:
+                if b.is_transactional:
+                    raise ProducerSequenceError(
+                        ErrorCode.INVALID_TXN_STATE, "transactional batches are not supported"
+                    )
+                if b.producer_id >= 0:
+                    idempotent.append(b)
             for b in idempotent:
                 check = self.producers.check(
                     b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1
                 )
-                if check.duplicate is not None and len(result.producer_batches) == 1:
+                if check.duplicate is not None and len(batches) == 1:
                     d = check.duplicate
                     return AppendInfo(d.first_offset, d.last_offset, d.last_offset - d.first_offset + 1, True)
                 if check.error or check.duplicate is not None:
@@ -224,30 +259,24 @@ class PartitionLog:
                         or ErrorCode.DUPLICATE_SEQUENCE_NUMBER,  # a duplicate mixed with new batches
                         f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused",
                     )
-            seg = self.active
-            if seg.size and (seg.size + len(result.buf) > self.config.segment_bytes or seg.index_full):
-                seg = await self._roll(base)
-            seg.append(
-                result.buf,
-                result.last_offset,
-                _max_magic(result.buf, bool(result.producer_batches), result.max_timestamp),
+        buf = result.buf
+        if seg.size and (seg.size + len(buf) > self.config.segment_bytes or seg.index_full):
+            seg = await self._roll(base)
+        seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), result.max_timestamp))
+        for b in idempotent:
+            self.producers.record(
+                b.producer_id,
+                b.producer_epoch,
+                b.base_sequence,
+                b.last_offset_delta + 1,
+                b.base_offset,
+                b.base_offset + b.last_offset_delta,
             )
-            for b in idempotent:
-                self.producers.record(
-                    b.producer_id,
-                    b.producer_epoch,
-                    b.base_sequence,
-                    b.last_offset_delta + 1,
-                    b.base_offset,
-                    b.base_offset + b.last_offset_delta,
-                )
-            state.unflushed_messages += result.count
-            if self._flush_due(state):
-                await trio.to_thread.run_sync(seg.flush)
-                state.unflushed_messages = 0
-                state.last_flush = time.monotonic()
-        event, self._appended = self._appended, trio.Event()
-        event.set()
+        state.unflushed_messages += result.count
+        if self._flush_due(state):
+            await trio.to_thread.run_sync(seg.flush)
+            state.unflushed_messages = 0
+            state.last_flush = time.monotonic()
         return AppendInfo(base, result.last_offset, result.count)
 
     def max_producer_id(self) -> int:

@@ -44,6 +44,14 @@ def segment_name(base_offset: int) -> str:
     return f"{base_offset:020d}"
 
 
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 @dataclass(frozen=True)
 class RecoveryReport:
     """What recovery found in one segment."""
@@ -52,6 +60,7 @@ class RecoveryReport:
     truncated_bytes: int
     reason: str | None
     index_rebuilt: bool
+    index_problem: str | None = None  # why the index could not be kept as it was, if it could not
 
 
 class LogSegment:
@@ -70,6 +79,7 @@ class LogSegment:
         self.log_path = directory / (segment_name(base_offset) + ".log")
         self.index_path = directory / (segment_name(base_offset) + ".index")
         self.index_interval_bytes = index_interval_bytes
+        self._dir_synced = self.log_path.exists()  # a file created here needs its directory fsync'd
         self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self.fd).st_size
         # A log without its index file (deleted, lost) gets it rebuilt at load, as in Kafka.
@@ -92,8 +102,24 @@ class LogSegment:
 
     # ---------------------------------------------------------------- loading
 
+    def _index_problem(self) -> str | None:
+        """What is wrong with the index as loaded, judged from the file sizes alone."""
+        if self.index_missing and self.size:
+            return "index file missing"
+        if self.index._misaligned:
+            return "index file size not a multiple of 8 (torn entry)"
+        if not self.index.sane(self.size):
+            return "index entry points past the end of the log"
+        return None
+
     def recover(self, max_entry: int) -> RecoveryReport:
-        """Validate every entry, truncate a torn or corrupt tail, rebuild the index."""
+        """Validate every entry, truncate a torn or corrupt tail, rebuild the index.
+
+        The repaired file is fsync'd: what is served after a recovery must not
+        disappear at the next power loss (its offsets would be handed out again).
+        """
+        problem = self._index_problem()
+        loaded = self.index.entries_array().tolist()
         self.index.reset()
         self._bytes_since_index = 0
         self._run_starts, self._run_magics = [], []
@@ -117,8 +143,13 @@ class LogSegment:
         if truncated:
             os.ftruncate(self.fd, good_end)
             self.size = good_end
+        os.fsync(self.fd)
         self.next_offset = last + 1
-        return RecoveryReport(entries, truncated, reason if truncated else None, True)
+        rebuilt = self.index.entries_array().tolist()
+        kept = [e for e in loaded if e[1] < good_end]  # entries into a cut tail go with it
+        if problem is None and kept != rebuilt[: len(kept)]:
+            problem = f"{len(kept)} index entries did not match the log, {len(rebuilt)} rebuilt"
+        return RecoveryReport(entries, truncated, reason if truncated else None, True, problem)
 
     def load_tail(self, max_entry: int) -> RecoveryReport | None:
         """Cheap load after a clean shutdown: trust the index, walk from its last entry.
@@ -161,11 +192,13 @@ class LogSegment:
         """
         position = self.size
         self.index.reserve()  # a full disk fails here, before the log is touched
-        view = memoryview(data)
-        written = 0
+        size = len(data)
         try:
-            while written < len(view):
-                written += os.write(self.fd, view[written:])
+            written = os.write(self.fd, data)
+            if written < size:  # a short write (signal, nearly full disk): write the rest
+                view = memoryview(data)
+                while written < size:
+                    written += os.write(self.fd, view[written:])
         except OSError:
             try:
                 os.ftruncate(self.fd, position)
@@ -215,6 +248,12 @@ class LogSegment:
     def flush(self) -> None:
         os.fsync(self.fd)
         self.index.flush()
+        if not self._dir_synced:
+            # A new file's name is durable only once its directory is: without this a
+            # power loss could take a whole new segment, acknowledged messages and all.
+            _fsync_dir(self.directory)
+            _fsync_dir(self.directory.parent)  # the partition directory may be new too
+            self._dir_synced = True
 
     def truncate_to(self, position: int, next_offset: int) -> None:
         """Cut the log at ``position`` (used by tests and recovery tools)."""

@@ -142,13 +142,13 @@ def _last(data: Path) -> tuple[Path, Entry]:
 def torn_header(data: Path) -> tuple[int, int | None, str]:
     log, last = _last(data)
     os.truncate(log, last.position + 5)
-    return N - 1, last.position, "truncated"
+    return N - 1, last.position, "(torn header (5 bytes left))"
 
 
 def torn_payload(data: Path) -> tuple[int, int | None, str]:
     log, last = _last(data)
     os.truncate(log, last.position + 20)
-    return N - 1, last.position, "truncated"
+    return N - 1, last.position, "bytes announced, 20 present)"
 
 
 def bad_crc(data: Path) -> tuple[int, int | None, str]:
@@ -158,14 +158,14 @@ def bad_crc(data: Path) -> tuple[int, int | None, str]:
         byte = f.read(1)
         f.seek(-1, os.SEEK_CUR)
         f.write(bytes([byte[0] ^ 0x5A]))
-    return N - 1, last.position, "truncated"
+    return N - 1, last.position, "(CRC mismatch)"
 
 
 def garbage(data: Path) -> tuple[int, int | None, str]:
     log, _ = _last(data)
     with open(log, "ab") as f:
         f.write(b"\xde\xad\xbe\xef" * 9)
-    return N, None, "truncated"
+    return N, None, "truncated 36 bytes (impossible entry size"
 
 
 def plausible_garbage(data: Path) -> tuple[int, int | None, str]:
@@ -173,14 +173,14 @@ def plausible_garbage(data: Path) -> tuple[int, int | None, str]:
     log, _ = _last(data)
     with open(log, "ab") as f:
         f.write(struct.pack(">qiIbb", N, 30, 0x12345678, 0, 0) + b"\x07" * 24)
-    return N, None, "truncated"
+    return N, None, "truncated 42 bytes (CRC mismatch)"
 
 
 def zero_tail(data: Path) -> tuple[int, int | None, str]:
     log, _ = _last(data)
     with open(log, "ab") as f:
         f.write(bytes(4096))  # a file extended but never written (crash after ftruncate)
-    return N, None, "truncated"
+    return N, None, "truncated 4096 bytes (entry size 0 too small)"
 
 
 def index_past_end(data: Path) -> tuple[int, int | None, str]:
@@ -191,18 +191,18 @@ def index_past_end(data: Path) -> tuple[int, int | None, str]:
     with open(index, "r+b") as f:
         f.seek(len(pairs) * 8)
         f.write(struct.pack(">II", rel + 500, log.stat().st_size + 1000))
-    return N, None, "recovered"
+    return N, None, "index rebuilt (index entry points past the end of the log)"
 
 
 def deleted_index(data: Path) -> tuple[int, int | None, str]:
     log, _ = _last(data)
     log.with_suffix(".index").unlink()
-    return N, None, "recovered"
+    return N, None, "index rebuilt (index file missing)"
 
 
 def deleted_older_index(data: Path) -> tuple[int, int | None, str]:
     _segment_logs(data)[0].with_suffix(".index").unlink()
-    return N, None, "recovered"
+    return N, None, "index rebuilt (index file missing)"
 
 
 def misaligned_index(data: Path) -> tuple[int, int | None, str]:
@@ -210,7 +210,7 @@ def misaligned_index(data: Path) -> tuple[int, int | None, str]:
     index = log.with_suffix(".index")
     pairs = _index_pairs(index)
     index.write_bytes(b"".join(struct.pack(">II", *p) for p in pairs) + b"\x01\x02\x03")
-    return N, None, "recovered"
+    return N, None, "index rebuilt (index file size not a multiple of 8 (torn entry))"
 
 
 TAIL_DAMAGES = [torn_header, torn_payload, garbage, plausible_garbage, zero_tail]
