@@ -59,7 +59,7 @@ from typing import Any
 import trio
 
 from hmb_client.cluster import Cluster, cluster_config_of
-from hmb_client.connection import BrokerConnection
+from hmb_client.coordinator import CoordinatorLink
 from hmb_client.errors import (
     IllegalStateError,
     KafkaError,
@@ -120,7 +120,7 @@ class Consumer(_GroupConsumer):
         self._busy: set[int] = set()  # leaders with a fetch in flight
         self._refreshing = False
         self._metadata_retry_at = 0.0
-        self._coordinator: BrokerConnection | None = None
+        self._coordinator: CoordinatorLink | None = None
         self._last_committed: dict[TopicPartition, int] = {}
         self._async_commits: set[trio.Event] = set()
         self._wake: trio.Event | None = None

@@ -31,7 +31,7 @@ from typing import Any, TypeVar, cast
 import trio
 
 from hmb_client.cluster import Cluster
-from hmb_client.connection import BrokerConnection
+from hmb_client.coordinator import CoordinatorLink
 from hmb_client.errors import (
     IllegalStateError,
     KafkaConnectionError,
@@ -55,9 +55,6 @@ CommitCallback = Callable[[dict[TopicPartition, OffsetAndMetadata], BaseExceptio
 
 _COMMITTED = "committed"  # reset strategy of a fresh partition: committed offset, else auto_offset_reset
 _TIMESTAMPS = {"earliest": -2, "latest": -1}  # ListOffsets special times
-_COORDINATOR_CODES = frozenset(
-    {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
-)
 _new_record = cast(Any, tuple.__new__)  # tuple.__new__(ConsumerRecord, (...)): the fastest constructor
 OffsetOutOfRangeError = error_for(ErrorCode.OFFSET_OUT_OF_RANGE)
 _BUFFERED_FETCHES = 2  # a partition is fetched while it holds less than this many responses' bytes
@@ -183,7 +180,7 @@ class _FetchLoop(OffsetLookups):
     _busy: set[int]
     _refreshing: bool
     _metadata_retry_at: float
-    _coordinator: BrokerConnection | None
+    _coordinator: CoordinatorLink | None
     _last_committed: dict[TopicPartition, int]
     _async_commits: set[trio.Event]
     _wake: trio.Event | None
@@ -517,30 +514,21 @@ class _FetchLoop(OffsetLookups):
 
     # ---------------------------------------------------------------- group offsets
 
-    async def _coordinator_request(self, api_key: int, version: int, body: dict[str, Any]) -> Any:
+    def _link(self) -> CoordinatorLink:
         assert self.config.group_id is not None
-        conn = self._coordinator
-        if conn is None or conn.closed:
-            conn = self._coordinator = await self._cluster.coordinator(self.config.group_id)
-        try:
-            return await conn.request(api_key, version, body)
-        except (KafkaConnectionError, KafkaTimeoutError):
-            self._coordinator = None
-            raise
+        if self._coordinator is None:
+            self._coordinator = CoordinatorLink(self._cluster, self.config.group_id)
+        return self._coordinator
+
+    async def _coordinator_request(self, api_key: int, version: int, body: dict[str, Any]) -> Any:
+        return await self._link().request(api_key, version, body)
 
     def _check_group_code(self, code: int, what: str) -> None:
-        if code in _COORDINATOR_CODES:
-            self._coordinator = None
-        if code:
-            raise error_for(code)(f"{what} for group {self.config.group_id!r}")
+        self._link().check(code, what)
 
     async def _group_version(self, api_key: int) -> int:
         """The version of a group API the coordinator and this client share."""
-        assert self.config.group_id is not None
-        conn = self._coordinator
-        if conn is None or conn.closed:
-            conn = self._coordinator = await self._cluster.coordinator(self.config.group_id)
-        return conn.pick(api_key)
+        return await self._link().version(api_key)
 
     async def _fetch_committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int | None]:
         """OffsetFetch (v1+): the committed offsets (None: nothing committed)."""

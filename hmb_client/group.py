@@ -57,10 +57,9 @@ from hmb_client.assignors import (
 )
 from hmb_client.cluster import Cluster
 from hmb_client.connection import BrokerConnection
+from hmb_client.coordinator import CoordinatorLink
 from hmb_client.errors import (
-    KafkaConnectionError,
     KafkaError,
-    KafkaTimeoutError,
     UnsupportedVersionError,
     error_for,
 )
@@ -74,9 +73,6 @@ SYNC_GROUP_VERSIONS = (0, 3)
 HEARTBEAT_VERSIONS = (0, 3)
 LEAVE_GROUP_VERSIONS = (0, 3)
 
-_COORDINATOR_CODES = frozenset(
-    {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
-)
 # Errors after which only a change of configuration helps: they surface from poll().
 _FATAL_CODES = frozenset(
     {
@@ -202,7 +198,7 @@ class GroupMember:
         self.leader_id = ""
         self.state = _State.UNJOINED
         self.joins = 0  # completed rebalances, for statistics() and tests
-        self._conn: BrokerConnection | None = None
+        self._link = CoordinatorLink(cluster, group_id)
         self._rejoin_needed = True
         self._lost = False  # the current assignment is already someone else's
         self._wake = trio.Event()
@@ -261,29 +257,18 @@ class GroupMember:
             await self._stay()
 
     async def _coordinator(self) -> BrokerConnection:
-        conn = self._conn
-        if conn is None or conn.closed:
-            conn = self._conn = await self.cluster.coordinator(self.group_id)
-        return conn
+        return await self._link.connection()
 
     async def _request(
         self, api_key: int, versions: tuple[int, int], body: dict[str, Any], timeout_s: float | None = None
     ) -> tuple[int, Any]:
         """(version, response) of a request to the coordinator at the best common version."""
-        conn = await self._coordinator()
-        version = conn.pick(api_key, versions)
-        try:
-            return version, await conn.request(api_key, version, body, timeout_s=timeout_s)
-        except (KafkaConnectionError, KafkaTimeoutError):
-            self._conn = None
-            raise
+        version = await self._link.version(api_key, versions)
+        return version, await self._link.request(api_key, version, body, timeout_s)
 
     def _check(self, code: int, what: str) -> None:
         """Raise the error of ``code``, forgetting the coordinator when it moved."""
-        if code in _COORDINATOR_CODES:
-            self._conn = None
-        if code:
-            raise error_for(code)(f"{what} in group {self.group_id!r}")
+        self._link.check(code, what)
 
     # ---------------------------------------------------------------- joining
 
