@@ -41,9 +41,21 @@ def test_tcp_sampler_counts_the_bytes_a_connection_sent() -> None:
     assert tcp_sampler.sample(os.getpid() + 10**6, port).bytes_acked == 0  # another pid: nothing
 
 
-def _children_of(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
-    return [int(x) for x in out.split()]
+def _suite_processes() -> set[tuple[int, str]]:
+    """Processes the bench suite starts (drivers, hmb brokers in its temp dirs, Tansu),
+    found by command line anywhere on the machine: orphans are re-parented to init,
+    so looking at our own children would miss exactly the ones that matter."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "bench.driver" in cmd or "hmb-bench-" in cmd or ("tansu" in cmd and "--listener-url" in cmd):
+            found.add((int(proc.name), cmd))
+    return found
 
 
 @pytest.mark.skipif(
@@ -52,6 +64,7 @@ def _children_of(pid: int) -> list[int]:
 def test_quick_batch_size_study_end_to_end(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
     out = tmp_path / "results"
+    before = _suite_processes()
     run = subprocess.run(
         [sys.executable, "-m", "bench", "batch-size", "--quick", "--out", str(out)],
         cwd=ROOT,
@@ -71,4 +84,4 @@ def test_quick_batch_size_study_end_to_end(tmp_path: Path) -> None:
     for png in ("batch-size-produce.png", "batch-size-consume.png", "batch-size-produce-per-second.png"):
         assert (out / png).stat().st_size > 10_000
     assert any((out / "samples.parquet").glob("*.parquet"))
-    assert _children_of(os.getpid()) == []
+    assert _suite_processes() - before == set()  # every process the run started has stopped
