@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
-from hmb.api.produce_request import PartitionResult, encode_produce_response
 from hmb.log.partition import (
     PartitionDeletedError,
     PartitionLog,
@@ -27,6 +26,7 @@ from hmb.log.partition import (
     RecordListTooLargeError,
 )
 from kproto import ApiKey, CorruptRecordError, ErrorCode
+from kproto.produce_fast import PartitionResult, encode_produce_response
 from kproto.records import RecordTooLargeError
 
 API_KEY = ApiKey.PRODUCE

@@ -11,7 +11,7 @@ Per request the costs that matter are trips through trio's scheduler, not
 bytes: a queued frame is taken without one, a response is written with one
 non-blocking ``write`` (trio only when the socket buffer is full), a read
 that finds data goes on at once, and Produce skips the Construct grammar
-(:mod:`hmb.api.produce_request`).  Fairness to other connections comes from
+(:mod:`kproto.produce_fast`).  Fairness to other connections comes from
 waiting (for data, for room) and from a yield every few queued requests.
 
 A connection that sends something unusable (a bad size prefix, a frame
@@ -31,10 +31,10 @@ import kproto
 from hmb.api import HANDLERS
 from hmb.api.api_versions import unsupported_version_response
 from hmb.api.context import CloseConnection, NoResponse, RawResponse, RequestContext
-from hmb.api.produce_request import decode_produce_request
 from hmb.log.partition import FileRegion
 from hmb.net.sendfile import sendfile
 from kproto import ApiKey, DecodeError, KprotoError, UnsupportedVersionError
+from kproto.produce_fast import decode_produce_request
 
 if TYPE_CHECKING:
     from hmb.broker import Broker
@@ -199,7 +199,7 @@ class Connection:
 
     async def _dispatch(self, frame: bytes) -> bytes | RawResponse | None:
         # Produce, the request that comes by the thousand, skips the grammar (see
-        # hmb.api.produce_request); anything that fast path does not read takes the
+        # kproto.produce_fast); anything that fast path does not read takes the
         # general way below, which also decides what is an error.
         request = decode_produce_request(frame) if frame[4:6] == _PRODUCE_KEY else None
         if request is not None and self._produce is not None and self._produce.supports(request.version):

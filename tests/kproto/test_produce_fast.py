@@ -1,11 +1,13 @@
-"""The Produce struct fast path agrees with the Construct grammar at every version 0-8.
+"""The Produce struct fast path, both halves, agrees with the Construct grammar at v0-8.
 
 DESIGN.md: a ``struct`` fast path is legitimate only with a property test proving it
 equals the grammar on generated inputs.  Decoding: whatever
 :func:`decode_produce_request` returns, ``kproto.decode_request`` decodes to the same
 values, on valid frames and on mutated ones (where the fast path may only decline, so
 that the grammar raises the usual error); and it declines nothing valid.  Encoding:
-:func:`encode_produce_response` is byte for byte ``kproto.encode_response``.
+:func:`encode_produce_response` is byte for byte ``kproto.encode_response``.  The
+producer's half likewise: :func:`encode_produce_request` is byte for byte the grammar's
+request, and :func:`decode_produce_response` reads what the grammar reads or declines.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kproto
-from hmb.api.produce_request import MAX_VERSION, decode_produce_request, encode_produce_response
+from kproto.produce_fast import (
+    MAX_VERSION,
+    PartitionAck,
+    decode_produce_request,
+    decode_produce_response,
+    encode_produce_request,
+    encode_produce_response,
+    produce_acks,
+)
 
 INT16 = st.integers(-(2**15), 2**15 - 1)
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -167,3 +177,122 @@ def test_response_matches_construct_grammar(version: int, cid: int, rs: Any, thr
         "throttle_time_ms": throttle,
     }
     assert ours == kproto.encode_response(0, version, cid, body)
+
+
+# ---------------------------------------------------------------- the producer's half
+
+
+@settings(max_examples=400)
+@given(VERSIONS, INT32, st.one_of(st.none(), TEXT), body)
+def test_request_encoding_matches_construct_grammar(
+    version: int, cid: int, client_id: str | None, b: dict[str, Any]
+) -> None:
+    topics = [(t["name"], [(p["index"], p["records"]) for p in t["partition_data"]]) for t in b["topic_data"]]
+    ours = encode_produce_request(
+        version, cid, client_id, b["acks"], b["timeout_ms"], topics, b["transactional_id"]
+    )
+    assert ours == kproto.encode_request(0, version, cid, b, client_id=client_id)
+
+
+def test_request_encoding_refuses_versions_it_does_not_know() -> None:
+    with pytest.raises(ValueError):
+        encode_produce_request(MAX_VERSION + 1, 1, "c", 1, 1000, [])
+
+
+ack_partition = st.fixed_dictionaries(
+    {
+        "index": INT32,
+        "error_code": INT16,
+        "base_offset": INT64,
+        "log_append_time_ms": INT64,
+        "log_start_offset": INT64,
+        "record_errors": st.just([]),
+        "error_message": st.one_of(st.none(), TEXT),
+    }
+)
+ack_body = st.fixed_dictionaries(
+    {
+        "responses": st.lists(
+            st.fixed_dictionaries({"name": TEXT, "partition_responses": st.lists(ack_partition, max_size=3)}),
+            max_size=3,
+        ),
+        "throttle_time_ms": INT32,
+    }
+)
+
+
+def _grammar_acks(version: int, frame: bytes) -> list[PartitionAck] | None:
+    try:
+        body = kproto.decode_response(0, version, frame).body
+    except kproto.KprotoError:
+        return None
+    return [
+        PartitionAck(
+            t.name,
+            p.index,
+            p.error_code,
+            p.base_offset,
+            p.log_append_time_ms if version >= 2 else -1,
+            p.error_message if version >= 8 else None,
+        )
+        for t in body.responses
+        for p in t.partition_responses
+    ]
+
+
+@settings(max_examples=400)
+@given(VERSIONS, INT32, ack_body)
+def test_valid_responses_decode_as_the_grammar_does(version: int, cid: int, b: dict[str, Any]) -> None:
+    frame = kproto.encode_response(0, version, cid, b)
+    fast = decode_produce_response(version, frame)
+    assert fast is not None
+    assert fast == _grammar_acks(version, frame) == produce_acks(version, frame)
+
+
+@settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
+@given(VERSIONS, INT32, ack_body, st.data())
+def test_mutated_responses_never_decode_differently(
+    version: int, cid: int, b: dict[str, Any], data: st.DataObject
+) -> None:
+    payload = bytearray(kproto.encode_response(0, version, cid, b)[4:])
+    kind = data.draw(st.sampled_from(["bytes", "cut", "extend"]))
+    if kind == "bytes" and payload:
+        for _ in range(data.draw(st.integers(1, 4))):
+            i = data.draw(st.integers(0, len(payload) - 1))
+            payload[i] = data.draw(st.integers(0, 255))
+    elif kind == "cut":
+        del payload[data.draw(st.integers(0, len(payload) - 1)) :]
+    else:
+        payload += data.draw(st.binary(min_size=1, max_size=8))
+    frame = _reframe(bytes(payload))
+    fast = decode_produce_response(version, frame)
+    if fast is not None:
+        assert fast == _grammar_acks(version, frame), "the fast path read what the grammar reads otherwise"
+
+
+def test_per_record_errors_fall_back_to_the_grammar() -> None:
+    """v8 record errors (one bad record in a batch) are left to the grammar, and read."""
+    body = {
+        "responses": [
+            {
+                "name": "t",
+                "partition_responses": [
+                    {
+                        "index": 0,
+                        "error_code": 87,  # INVALID_RECORD
+                        "base_offset": -1,
+                        "log_append_time_ms": -1,
+                        "log_start_offset": 0,
+                        "record_errors": [{"batch_index": 3, "batch_index_error_message": "bad"}],
+                        "error_message": "one record was bad",
+                    }
+                ],
+            }
+        ],
+        "throttle_time_ms": 0,
+    }
+    frame = kproto.encode_response(0, 8, 5, body)
+    assert decode_produce_response(8, frame) is None
+    assert produce_acks(8, frame) == [PartitionAck("t", 0, 87, -1, -1, "one record was bad")]
+    with pytest.raises(kproto.KprotoError):
+        produce_acks(8, frame[:-3])
