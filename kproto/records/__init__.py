@@ -22,11 +22,11 @@ from kproto.records.convert import downconvert, read_records
 from kproto.records.default import (
     DefaultRecord,
     DefaultRecordBatch,
-    RecordBatchBuilder,
     RecordBatchHeader,
     RecordBatchReader,
     read_record_batches,
 )
+from kproto.records.default_builder import RecordBatchBuilder
 from kproto.records.legacy import (
     LegacyRecord,
     MessageSetBuilder,

@@ -56,19 +56,17 @@ Every failure to parse bytes raises :class:`~kproto.errors.CorruptRecordError`.
 from __future__ import annotations
 
 import struct
-import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any, NamedTuple, cast
 
 from crc32c import crc32c
 
-from kproto.errors import CorruptRecordError, EncodeError
-from kproto.records.compression import DEFAULT_MAX_DECOMPRESSED, Compression, compress, decompress
+from kproto.errors import CorruptRecordError
+from kproto.records.compression import DEFAULT_MAX_DECOMPRESSED, Compression, decompress
 
 __all__ = [
     "DefaultRecord",
     "DefaultRecordBatch",
-    "RecordBatchBuilder",
     "RecordBatchHeader",
     "RecordBatchReader",
     "read_record_batches",
@@ -516,182 +514,3 @@ def read_record_batches(
                 out.extend(_batch_records(data, pos, fields, max_decompressed_bytes))
             pos += LOG_OVERHEAD + fields[1]
     return out
-
-
-# --------------------------------------------------------------------------- builder
-
-
-def _check_bytes(name: str, data: object) -> bytes | None:
-    if data is None or type(data) is bytes:
-        return data
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return bytes(data)
-    raise EncodeError(f"{name} must be bytes or None, not {type(data).__name__}")
-
-
-def _check_int(name: str, value: object, low: int, high: int) -> int:
-    if type(value) is not int or not low <= value <= high:
-        raise EncodeError(f"{name} must be an int in [{low}, {high}], not {value!r}")
-    return value
-
-
-def _encode_headers(headers: Iterable[tuple[str, bytes | None]]) -> bytes:
-    """Encoded header list (count included); validates types."""
-    parts: list[bytes] = []
-    n = 0
-    for header in headers:
-        if not isinstance(header, tuple) or len(header) != 2 or not isinstance(header[0], str):
-            raise EncodeError(f"a header must be a (str, bytes | None) pair, not {header!r}")
-        hkey = header[0].encode("utf-8")
-        hvalue = _check_bytes("header value", header[1])
-        parts.append(_varint(len(hkey)))
-        parts.append(hkey)
-        if hvalue is None:
-            parts.append(b"\x01")
-        else:
-            parts.append(_varint(len(hvalue)))
-            parts.append(hvalue)
-        n += 1
-    return _varint(n) + b"".join(parts)
-
-
-class RecordBatchBuilder:
-    """Accumulate records and encode them as one magic-2 record batch.
-
-    Records are numbered with offset deltas ``0 .. n-1``; ``baseTimestamp`` is the first
-    record's timestamp, ``maxTimestamp`` the largest.  Compression, when asked for, is
-    always applied (as the Java producer does; kafka-python falls back to uncompressed when
-    compression does not shrink the records).  ``is_control`` is for brokers writing
-    transaction markers.  The producer fields are what an idempotent/transactional
-    producer sends; a transactional batch needs a producer id.
-    """
-
-    __slots__ = ("_attributes", "_base_sequence", "_producer_epoch", "_producer_id", "_records")
-
-    def __init__(
-        self,
-        compression: Compression | int = Compression.NONE,
-        producer_id: int = NO_PRODUCER_ID,
-        producer_epoch: int = NO_PRODUCER_EPOCH,
-        base_sequence: int = NO_SEQUENCE,
-        is_transactional: bool = False,
-        timestamp_type: int = CREATE_TIME,
-        *,
-        is_control: bool = False,
-    ) -> None:
-        if type(compression) is not int and not isinstance(compression, Compression):
-            raise EncodeError(f"compression {compression!r} is not a codec id")
-        _check_int("compression", int(compression), 0, _MAX_CODEC)
-        self._producer_id = _check_int("producer_id", producer_id, _INT64_MIN, _INT64_MAX)
-        self._producer_epoch = _check_int("producer_epoch", producer_epoch, _INT16_MIN, _INT16_MAX)
-        self._base_sequence = _check_int("base_sequence", base_sequence, _INT32_MIN, _INT32_MAX)
-        _check_int("timestamp_type", timestamp_type, CREATE_TIME, LOG_APPEND_TIME)
-        if is_transactional and producer_id < 0:
-            raise EncodeError("a transactional batch needs a producer id")
-        self._attributes = (
-            int(compression)
-            | (TIMESTAMP_TYPE_MASK if timestamp_type else 0)
-            | (TRANSACTIONAL_MASK if is_transactional else 0)
-            | (CONTROL_MASK if is_control else 0)
-        )
-        self._records: list[tuple[bytes | None, bytes | None, int, bytes]] = []
-
-    def append(
-        self,
-        key: bytes | bytearray | memoryview | None,
-        value: bytes | bytearray | memoryview | None,
-        timestamp: int | None = None,
-        headers: Iterable[tuple[str, bytes | None]] = (),
-    ) -> None:
-        """Add one record; ``timestamp`` (epoch ms) ``None`` means now, as in Kafka."""
-        if key is not None and type(key) is not bytes:
-            key = _check_bytes("key", key)
-        if value is not None and type(value) is not bytes:
-            value = _check_bytes("value", value)
-        if timestamp is None:
-            timestamp = int(time.time() * 1000)
-        elif type(timestamp) is not int or not _INT64_MIN <= timestamp <= _INT64_MAX:
-            raise EncodeError(f"timestamp must be an int64, not {timestamp!r}")
-        encoded = b"\x00" if headers == () else _encode_headers(headers)
-        self._records.append((key, value, timestamp, encoded))
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def build(
-        self, base_offset: int = 0, *, partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH
-    ) -> bytes:
-        """Encode the records appended so far as one batch; ``b""`` when there are none.
-
-        ``partition_leader_epoch`` defaults to -1, what Kafka's producer writes
-        (kafka-python writes 0; the broker may overwrite it, it is outside the CRC).
-        """
-        records = self._records
-        n = len(records)
-        _check_int("base_offset", base_offset, 0, _INT64_MAX - max(n - 1, 0))
-        _check_int("partition_leader_epoch", partition_leader_epoch, _INT32_MIN, _INT32_MAX)
-        if n == 0:
-            return b""
-        base_ts = records[0][2]
-        parts, min_ts, max_ts = _encode_records(records, base_ts)
-        if min_ts - base_ts < _INT64_MIN or max_ts - base_ts > _INT64_MAX:
-            raise EncodeError("record timestamps too far apart for int64 timestamp deltas")
-        payload = b"".join(parts)
-        codec = self._attributes & CODEC_MASK
-        if codec:
-            payload = compress(codec, payload)
-        try:
-            tail = _CRC_PART.pack(
-                self._attributes,
-                n - 1,
-                base_ts,
-                max_ts,
-                self._producer_id,
-                self._producer_epoch,
-                self._base_sequence,
-                n,
-            )
-            length = len(tail) + len(payload) + 9  # partitionLeaderEpoch, magic, crc
-            crc = crc32c(payload, crc32c(tail))
-            prefix = _PREFIX.pack(base_offset, length, partition_leader_epoch, MAGIC, crc)
-        except struct.error as exc:  # more than an int32 of records
-            raise EncodeError(f"record batch too large to encode: {exc}") from exc
-        return b"".join((prefix, tail, payload))
-
-
-def _encode_records(
-    records: list[tuple[bytes | None, bytes | None, int, bytes]], base_ts: int
-) -> tuple[list[bytes], int, int]:
-    """Encoded records (length-prefixed) as parts for one ``join``; min and max timestamps."""
-    parts: list[bytes] = []
-    min_ts = max_ts = base_ts
-    extend = parts.extend
-    table = _VARINTS
-    vt = _VT
-    slow = _encode_varint
-    od = 0
-    for key, value, ts, headers in records:
-        if ts > max_ts:
-            max_ts = ts
-        elif ts < min_ts:
-            min_ts = ts
-        d = ts - base_ts
-        tv = table[d + vt] if -vt <= d < vt else slow(d)
-        ov = table[od + vt] if od < vt else slow(od)
-        if key is None:
-            kv = b"\x01"
-            key = b""
-        else:
-            kl = len(key)
-            kv = table[kl + vt] if kl < vt else slow(kl)
-        if value is None:
-            vv = b"\x01"
-            value = b""
-        else:
-            vl = len(value)
-            vv = table[vl + vt] if vl < vt else slow(vl)
-        body = b"".join((b"\x00", tv, ov, kv, key, vv, value, headers))
-        bl = len(body)
-        extend((table[bl + vt] if bl < vt else slow(bl), body))
-        od += 1
-    return parts, min_ts, max_ts

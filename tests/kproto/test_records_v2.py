@@ -401,6 +401,62 @@ def test_interop_property(codec: Compression, records: list[Rec]) -> None:
         assert theirs == build(records, partition_leader_epoch=0)
 
 
+def _extend_build(records: list[Rec], with_headers: bool = True) -> bytes:
+    builder = RecordBatchBuilder()
+    builder.extend(
+        [r[0] for r in records],
+        [r[1] for r in records],
+        [r[2] for r in records],
+        [r[3] for r in records] if with_headers else None,
+    )
+    return builder.build(partition_leader_epoch=0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=record_lists)
+def test_extend_columns_is_byte_identical_to_kafka_python(records: list[Rec]) -> None:
+    """The producer's column path (and the prefix cache under it) writes what kafka-python
+    writes; run many times over one cache, so stale or colliding prefixes would show."""
+    assert _extend_build(records) == kafka_build(records)
+    no_headers = [(k, v, ts, ()) for k, v, ts, _ in records]
+    assert _extend_build(no_headers, with_headers=False) == kafka_build(no_headers)
+
+
+def test_prefix_cache_is_bounded_and_refills(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kproto.records import default_builder
+
+    monkeypatch.setattr(default_builder, "_PREFIXES", {})
+    monkeypatch.setattr(default_builder, "_PREFIXES_MAX", 8)
+    records: list[Rec] = [(None if i % 3 else b"k", b"v" * i, TS + i % 5, ()) for i in range(40)]
+    assert _extend_build(records) == kafka_build(records)
+    assert len(default_builder._PREFIXES) <= 8
+    assert _extend_build(records) == kafka_build(records)
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        ([None], ["text"], [TS], None),  # a str value
+        ([1], [b"v"], [TS], None),  # an int key
+        ([None], [b"v"], [1.5], None),  # a float timestamp
+        ([None], [b"v"], [2**63], None),  # past int64
+        ([None, None], [b"v"], [TS], None),  # columns of different lengths
+        ([None], [b"v"], [TS], [[("h", "not bytes")]]),
+    ],
+)
+def test_extend_rejects_what_append_rejects(columns: tuple[Any, ...]) -> None:
+    with pytest.raises(EncodeError):
+        RecordBatchBuilder().extend(*columns)
+
+
+def test_extend_copies_bytearray_and_memoryview() -> None:
+    builder = RecordBatchBuilder()
+    key, value = bytearray(b"k"), memoryview(b"value")
+    builder.extend([key], [value], [TS])
+    key[0] = ord("x")  # changing the caller's buffer later must not change the batch
+    assert view(read_record_batches(builder.build())) == [(0, TS, b"k", b"value", ())]
+
+
 def test_compacted_batch_offsets() -> None:
     """A batch with offset gaps (what log compaction leaves) reads with the true offsets."""
     data = kafka_build(FIXED[:3], offsets=[0, 3, 7])
