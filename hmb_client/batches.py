@@ -167,13 +167,7 @@ def encode_batch(batch: ProducerBatch, magic: int, compression: Compression) -> 
         builder = RecordBatchBuilder(
             compression, batch.producer_id, batch.producer_epoch, batch.base_sequence
         )
-        add = builder.append
-        if batch.headers is None:
-            for key, value, ts in zip(keys, values, stamps, strict=True):
-                add(key, value, ts)
-        else:
-            for key, value, ts, hdrs in zip(keys, values, stamps, batch.headers, strict=True):
-                add(key, value, ts, hdrs)
+        builder.extend(keys, values, stamps, batch.headers)
         data = builder.build()
     else:
         if batch.headers is not None and any(batch.headers):
@@ -213,11 +207,14 @@ class FutureRecordMetadata:
         return self._batch is None or self._batch.done.is_set()
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        if self._batch is None:
+        batch = self._batch
+        if batch is None:
             return self._error
-        if not self._batch.done.wait(timeout):
+        # is_set() first: Event.wait takes the event's lock even when it is set, and
+        # callers that count acknowledgements ask every record's future
+        if not batch.done.is_set() and not batch.done.wait(timeout):
             raise KafkaTimeoutError(f"record not acknowledged within {timeout}s")
-        return self._batch.error
+        return batch.error
 
     def get(self, timeout: float | None = None) -> RecordMetadata:
         """Block until acknowledged; raise the send's error if it failed."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,8 @@ CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
 class _Pending:
     api_key: int
     version: int
+    #: how to read the response frame; None: the grammar (kproto.decode_response)
+    decode: Callable[[bytes], Any] | None = None
     done: trio.Event = field(default_factory=trio.Event)
     response: Any = None
     error: BaseException | None = None
@@ -187,7 +190,10 @@ class BrokerConnection:
         if pending is None:
             raise KafkaConnectionError(f"response with unknown correlation id {correlation_id}")
         try:
-            pending.response = kproto.decode_response(pending.api_key, pending.version, frame).body
+            if pending.decode is not None:
+                pending.response = pending.decode(frame)
+            else:
+                pending.response = kproto.decode_response(pending.api_key, pending.version, frame).body
         except kproto.KprotoError as exc:
             pending.error = exc
         pending.done.set()
@@ -204,13 +210,32 @@ class BrokerConnection:
         self, api_key: int, version: int, body: dict[str, Any], *, expect_response: bool = True
     ) -> _Pending | None:
         """Write a request; returns the handle to wait on (None when no response is expected)."""
+        client_id = self.client_id
+
+        def encode(correlation_id: int) -> bytes:
+            return kproto.encode_request(api_key, version, correlation_id, body, client_id=client_id)
+
+        return await self.send_encoded(api_key, version, encode, expect_response=expect_response)
+
+    async def send_encoded(
+        self,
+        api_key: int,
+        version: int,
+        encode: Callable[[int], bytes],
+        *,
+        decode: Callable[[bytes], Any] | None = None,
+        expect_response: bool = True,
+    ) -> _Pending | None:
+        """:meth:`send` for a request framed by the caller: ``encode(correlation_id)``
+        returns the whole frame, ``decode(frame)`` (default: the grammar) reads the
+        response.  The producer's struct fast path (:mod:`kproto.produce_fast`) uses it."""
         if self.closed or self._stream is None:
             raise KafkaConnectionError(f"connection to {self.host}:{self.port} is closed") from self.error
         correlation_id = next(self._ids)
-        frame = kproto.encode_request(api_key, version, correlation_id, body, client_id=self.client_id)
+        frame = encode(correlation_id)
         pending = None
         if expect_response:
-            pending = self._pending[correlation_id] = _Pending(api_key, version)
+            pending = self._pending[correlation_id] = _Pending(api_key, version, decode)
         try:
             async with self._send_lock:
                 await self._stream.send_all(frame)
