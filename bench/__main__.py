@@ -218,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument(
             "--consume-records",
             type=int,
-            default=1_000_000,
-            help="messages per consume measurement (capped at 200 MB of values)",
+            default=studies.RunConfig.consume_records,
+            help="messages per consume measurement (default 300000; capped at 200 MB of values)",
         )
         p.add_argument("--latency-rate", type=int, default=2000, help="messages/s of the latency runs")
         p.add_argument("--linger-ms", type=int, default=5, help="producers' linger.ms (default 5)")

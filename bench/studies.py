@@ -125,7 +125,7 @@ class RunConfig:
     quick: bool = False
     kafka_bootstrap: str | None = None
     consume: bool = True
-    consume_records: int = 1_000_000
+    consume_records: int = 300_000
     consume_max_bytes: int = 200_000_000
     latency: bool = True
     latency_rate: int = 2000
@@ -312,7 +312,7 @@ def measure_consume(
     """
     settings = {**study.fixed, study.variable: value}
     size = settings["message_size"]
-    records = min(cfg.consume_records, max(1000, cfg.consume_max_bytes // size))
+    records = consume_records(size, cfg)
     with broker(scenario.broker, cfg) as (host, port):
         bootstrap = f"{host}:{port}"
         topic = create_topic(bootstrap)
@@ -358,6 +358,23 @@ def measure_consume(
             driver.finish_clean(60)
         finally:
             driver.kill()
+
+
+def consume_records(message_size: int, cfg: RunConfig) -> int:
+    """How many records a consume cell fills and reads: ``consume_records``, fewer for
+    large messages so that no cell moves more than ``consume_max_bytes``."""
+    return min(cfg.consume_records, max(1000, cfg.consume_max_bytes // message_size))
+
+
+def consume_seconds(message_size: int, cfg: RunConfig) -> float:
+    """A consume cell's rough duration, for the ETA: starting a broker and two
+    clients, librdkafka filling the topic, then the read (rates measured on the
+    2-core machine of BENCHMARKS.md, the slower clients' where they differ)."""
+    records = consume_records(message_size, cfg)
+    nbytes = records * message_size
+    fill = records / 60_000 + nbytes / 30e6
+    read = records / 100_000 + nbytes / 50e6
+    return 5 + fill + read
 
 
 _FILL = r"""
@@ -462,8 +479,9 @@ def plan(study: Study, cfg: RunConfig) -> list[Task]:
             for sc in order:
                 tasks.append(Task("produce", sc, value, rep, cfg.warmup_s + cfg.window_s + 3))
             if cfg.consume:
+                size = {**study.fixed, study.variable: value}["message_size"]
                 for sc in order:
-                    tasks.append(Task("consume", sc, value, rep, 15))
+                    tasks.append(Task("consume", sc, value, rep, consume_seconds(size, cfg)))
         if cfg.latency:
             for sc in order:
                 tasks.append(Task("latency", sc, 0, rep, cfg.latency_s + 5))
