@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hmb_client.admin import Admin
@@ -177,21 +177,33 @@ class AckTracker:
     from the front (``done()`` is a flag test), so the counts lag the
     broker by at most the records in flight, and are exact after a flush.
     A callback per record would cost the producer's I/O thread several
-    microseconds each, more than the sending itself.
+    microseconds each, more than the sending itself.  Consecutive records
+    of one producer batch share one entry (they are acknowledged or fail
+    together), so a 16 KiB batch of 100-byte records is one check, not 140.
     """
 
     def __init__(self) -> None:
-        self._pending: deque[FutureRecordMetadata] = deque()
+        #: [future of the run's first record, records in the run]
+        self._pending: deque[list[Any]] = deque()
+        self._in_flight = 0
         self.acked = 0
         self.failed = 0
         self.first_error: BaseException | None = None
 
     def add(self, future: FutureRecordMetadata) -> None:
-        self._pending.append(future)
+        self._in_flight += 1
+        pending = self._pending
+        if pending:
+            last = pending[-1]
+            batch = future._batch  # one package: a batch's records share their outcome
+            if batch is not None and last[0]._batch is batch:
+                last[1] += 1
+                return
+        pending.append([future, 1])
 
     @property
     def in_flight(self) -> int:
-        return len(self._pending)
+        return self._in_flight
 
     def wait(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for the oldest record in flight to finish, then drain."""
@@ -199,18 +211,20 @@ class AckTracker:
 
         if self._pending:
             try:
-                self._pending[0].exception(timeout)
+                self._pending[0][0].exception(timeout)
             except KafkaTimeoutError:
                 pass
         self.drain()
 
     def drain(self) -> None:
         pending = self._pending
-        while pending and pending[0].done():
-            error = pending.popleft().exception(0)
+        while pending and pending[0][0].done():
+            future, count = pending.popleft()
+            self._in_flight -= count
+            error = future.exception(0)
             if error is None:
-                self.acked += 1
+                self.acked += count
             else:
-                self.failed += 1
+                self.failed += count
                 if self.first_error is None:
                     self.first_error = error

@@ -24,6 +24,7 @@ import itertools
 import struct
 import time
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from crc32c import crc32c
 
@@ -56,6 +57,8 @@ from kproto.records.default import (
 __all__ = ["RecordBatchBuilder"]
 
 _NO_HEADERS = b"\x00"  # an empty header list: varint count 0
+_BYTES_OR_NONE = frozenset({bytes, type(None)})
+_INT = frozenset({int})
 
 
 def _check_bytes(name: str, data: object) -> bytes | None:
@@ -187,9 +190,17 @@ class RecordBatchBuilder:
         n = len(values)
         if len(keys) != n or len(timestamps) != n or (headers is not None and len(headers) != n):
             raise EncodeError("keys, values, timestamps and headers must have the same length")
-        self._keys.extend(k if k is None or type(k) is bytes else _check_bytes("key", k) for k in keys)
-        self._values.extend(v if v is None or type(v) is bytes else _check_bytes("value", v) for v in values)
-        if not all(type(t) is int for t in timestamps) or (
+        # Type checks as set lookups over map(type, ...): C loops, not a Python
+        # expression per record (a producer extends with every batch it sends).
+        if _BYTES_OR_NONE.issuperset(map(type, keys)):
+            self._keys.extend(cast("Sequence[bytes | None]", keys))  # checked just above
+        else:
+            self._keys.extend(_check_bytes("key", k) for k in keys)
+        if _BYTES_OR_NONE.issuperset(map(type, values)):
+            self._values.extend(cast("Sequence[bytes | None]", values))
+        else:
+            self._values.extend(_check_bytes("value", v) for v in values)
+        if not _INT.issuperset(map(type, timestamps)) or (
             n and not (_INT64_MIN <= min(timestamps) and max(timestamps) <= _INT64_MAX)
         ):
             for t in timestamps:
