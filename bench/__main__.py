@@ -139,6 +139,12 @@ def run_reliability(args: argparse.Namespace) -> int:
         runs = reliability.rack(records, args.repetitions, clients, args.rate)
     else:
         runs = reliability.extra(records, args.repetitions, clients, args.rate)
+    kinds = {k.strip() for k in args.faults.split(",") if k.strip()} if args.faults else None
+    if kinds is not None:
+        if unknown := kinds - {"none", "loss", "delay", "stall", "reset", "kill"}:
+            print(f"error: unknown fault kind(s) {sorted(unknown)}", file=sys.stderr)
+            return 2
+        runs = [r for r in runs if r.fault.kind in kinds]
     if args.matrix in ("trak", "rack") and (problem := reliability.netns.unavailable()):
         print(f"note: {problem}; the packet-loss cells are skipped", file=sys.stderr)
         runs = [r for r in runs if r.fault.kind != "loss"]
@@ -149,6 +155,10 @@ def run_reliability(args: argparse.Namespace) -> int:
     outcomes = out_dir / "outcomes.jsonl"
     if outcomes.exists() and not args.append:
         outcomes.unlink()
+    elif outcomes.exists() and kinds is not None:  # a rerun of some cells replaces their rows
+        lines = outcomes.read_text().splitlines()
+        kept = [line for line in lines if json.loads(line)["fault_kind"] not in kinds]
+        outcomes.write_text("".join(line + "\n" for line in kept))
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     print(
         f"reliability {args.matrix}: {len(runs)} runs of {records:,} messages -> {outcomes}", file=sys.stderr
@@ -249,6 +259,12 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, help="results folder (default bench/results/reliability-<matrix>-<date>)"
     )
     rel.add_argument("--append", action="store_true", help="add to an existing outcomes.jsonl")
+    rel.add_argument(
+        "--faults",
+        metavar="KIND[,KIND]",
+        help="run only the cells with these fault kinds (none, loss, delay, stall, reset, kill); "
+        "with --append their earlier rows are replaced, to rerun part of a matrix",
+    )
     rel.add_argument("--spark-master", help="Spark master URL (default local[*])")
     r = sub.add_parser("report", help="aggregate samples.jsonl / outcomes.jsonl of a results folder again")
     r.add_argument("out", type=Path, help="results folder holding samples.jsonl or outcomes.jsonl")

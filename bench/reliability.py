@@ -114,8 +114,16 @@ class Outcome:
 _SEQ = struct.Struct(">q")
 
 
-def read_back(bootstrap: str, topic: str, timeout: float = 120) -> list[int]:
-    """Every sequence number in the partition, in offset order (librdkafka, from offset 0)."""
+def read_back(bootstrap: str, topic: str, timeout: float = 120, settle_s: float = 2.0) -> list[int]:
+    """Every sequence number in the partition, in offset order (librdkafka, from offset 0).
+
+    The end is the high watermark once it has stopped moving for ``settle_s``:
+    when an acks=0 producer exits, what it wrote is still on its way (in the
+    fault proxy's delay queue, or in the kernel's send buffer retransmitting
+    through a lossy link) and arrives after the producer is gone.  Reading
+    up to the watermark of that moment counted such messages as lost (the
+    first TRAK run: exactly 50 % "lost" at 100 and 300 ms delay).
+    """
     import confluent_kafka as ck
 
     c = ck.Consumer(
@@ -129,6 +137,13 @@ def read_back(bootstrap: str, topic: str, timeout: float = 120) -> list[int]:
     try:
         tp = ck.TopicPartition(topic, 0)
         _low, high = c.get_watermark_offsets(tp, timeout=30)
+        stable_since = time.monotonic()
+        settle_deadline = stable_since + timeout / 2
+        while time.monotonic() - stable_since < settle_s and time.monotonic() < settle_deadline:
+            time.sleep(0.25)  # polling the watermark, a bounded wait on "it stopped moving"
+            _low, now = c.get_watermark_offsets(tp, timeout=30)
+            if now != high:
+                high, stable_since = now, time.monotonic()
         c.assign([ck.TopicPartition(topic, 0, 0)])
         seqs: list[int] = []
         last = -1
