@@ -3,11 +3,16 @@
     python -m bench.client_producers --records 1000000 --rounds 3
 
 Clients: ``hmb perf produce`` (hmb_client), kafka-python's KafkaProducer
-(``api_version=(0, 8, 2)``) and librdkafka through confluent-kafka in 0.8.2
-mode, all with 100-byte records, ``batch_size`` 16384, ``linger_ms`` 5,
-``acks=1``.  Each round starts a fresh broker and runs the clients one after
-another in a rotated order, so drift on a shared machine hits each alike;
-ratios are computed within a round.  Each client runs in its own process.
+and librdkafka through confluent-kafka, all with 100-byte records,
+``batch_size`` 16384, ``linger_ms`` 5, ``acks=1``, idempotence off.  By
+default every client negotiates versions with ApiVersions and writes
+RecordBatch v2, as each does out of the box (hmb_client too); ``--legacy``
+pins the two others to Kafka 0.8.2 (MessageSet v0/v1; kafka-python
+``api_version=(0, 8, 2)``, librdkafka ``broker.version.fallback``), as the
+thesis-era comparison did.  Each round starts a fresh broker and runs the
+clients one after another in a rotated order, so drift on a shared machine
+hits each alike; ratios are computed within a round.  Each client runs in
+its own process.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ KAFKA_PYTHON = r"""
 import sys, time
 from kafka import KafkaProducer
 bs, topic, n, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-p = KafkaProducer(bootstrap_servers=bs, api_version=(0, 8, 2), acks=1, linger_ms=5, batch_size=16384)
+legacy = {"api_version": (0, 8, 2)} if sys.argv[5] == "legacy" else {}
+p = KafkaProducer(bootstrap_servers=bs, acks=1, linger_ms=5, batch_size=16384, enable_idempotence=False,
+                  **legacy)
 p.send(topic, b"w").get(30)
 v = b"x" * size
 t0 = time.perf_counter()
@@ -44,8 +51,9 @@ LIBRDKAFKA = r"""
 import sys, time
 import confluent_kafka as ck
 bs, topic, n, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-p = ck.Producer({"bootstrap.servers": bs, "api.version.request": False, "broker.version.fallback": "0.8.2",
-                 "acks": 1, "linger.ms": 5, "batch.size": 16384, "log_level": 3})
+legacy = {"api.version.request": False, "broker.version.fallback": "0.8.2"} if sys.argv[5] == "legacy" else {}
+p = ck.Producer({"bootstrap.servers": bs, "acks": 1, "linger.ms": 5, "batch.size": 16384, "log_level": 3,
+                 "enable.idempotence": False, **legacy})
 p.produce(topic, b"w"); p.flush(30)
 v = b"x" * size
 failed = []
@@ -64,7 +72,7 @@ print(n / (time.perf_counter() - t0))
 CLIENTS = ["hmb_client", "kafka-python", "librdkafka"]
 
 
-def run_client(kind: str, bootstrap: str, topic: str, n: int, size: int) -> float:
+def run_client(kind: str, bootstrap: str, topic: str, n: int, size: int, legacy: bool = False) -> float:
     py = sys.executable
     if kind == "hmb_client":
         out = subprocess.run(
@@ -99,7 +107,7 @@ def run_client(kind: str, bootstrap: str, topic: str, n: int, size: int) -> floa
         return float(report["msgs_per_s"])
     code = KAFKA_PYTHON if kind == "kafka-python" else LIBRDKAFKA
     out = subprocess.run(
-        [py, "-c", code, bootstrap, topic, str(n), str(size)],
+        [py, "-c", code, bootstrap, topic, str(n), str(size), "legacy" if legacy else "modern"],
         cwd=ROOT,
         capture_output=True,
         check=True,
@@ -119,8 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--rounds", type=int, default=3, help="rounds, each with a fresh broker and rotated order"
     )
+    ap.add_argument(
+        "--legacy",
+        action="store_true",
+        help="pin kafka-python and librdkafka to Kafka 0.8.2 (MessageSet v0/v1)",
+    )
     args = ap.parse_args(argv)
-    print(f"# {platform.machine()}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}")
+    mode = "legacy 0.8.2 peers" if args.legacy else "every client negotiating (RecordBatch v2)"
+    when = time.strftime("%Y-%m-%d %H:%M")
+    print(f"# {platform.machine()}, Python {platform.python_version()}, {when}, {mode}")
     print(
         "round | order | hmb_client msg/s | kafka-python msg/s | librdkafka msg/s"
         " | hmb/kafka-python | hmb/librdkafka"
@@ -134,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         ):
             for kind in order:
                 rates[kind] = run_client(
-                    kind, broker.bootstrap, f"{kind}-{rnd}", args.records, args.record_size
+                    kind, broker.bootstrap, f"{kind}-{rnd}", args.records, args.record_size, args.legacy
                 )
         h, k, r = rates["hmb_client"], rates["kafka-python"], rates["librdkafka"]
         print(
