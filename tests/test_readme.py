@@ -37,3 +37,13 @@ def test_example_runs(code: str, request: pytest.FixtureRequest) -> None:
     if DEFAULT_ADDRESS in code:
         code = code.replace(DEFAULT_ADDRESS, request.getfixturevalue("bootstrap"))
     exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
+
+
+def test_the_covered_versions_table_matches_the_registry() -> None:
+    """The README's "What is covered" table is what kproto actually declares."""
+    from kproto.registry import supported_versions
+
+    text = README.read_text()
+    rows = re.findall(r"^\| [A-Za-z]+ \((\d+)\) \| (\d+)(?:\u2013(\d+))? \|$", text, flags=re.MULTILINE)
+    table = {int(key): (int(low), int(high or low)) for key, low, high in rows}
+    assert table == supported_versions()
