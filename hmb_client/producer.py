@@ -54,7 +54,7 @@ from hmb_client.errors import (
 from hmb_client.idempotence import FAIL, MAX_IN_FLIGHT, RETRY, SUCCESS, Idempotence
 from hmb_client.partitioner import DefaultPartitioner, RoundRobinPartitioner
 from hmb_client.runtime import IoThread
-from kproto import ApiKey, ErrorCode
+from kproto import ApiKey, ErrorCode, KprotoError
 from kproto.produce_fast import encode_produce_request, produce_acks
 from kproto.records import Compression
 
@@ -221,10 +221,16 @@ class Producer:
         """
         if self._closed:
             raise IllegalStateError("send() after close()")
-        if key is not None and self._key_serializer is not None:
-            key = self._key_serializer(key)
-        if value is not None and self._value_serializer is not None:
-            value = self._value_serializer(value)
+        if key is not None:
+            if self._key_serializer is not None:
+                key = self._key_serializer(key)
+            if type(key) is not bytes:
+                key = _as_bytes("key", key)
+        if value is not None:
+            if self._value_serializer is not None:
+                value = self._value_serializer(value)
+            if type(value) is not bytes:
+                value = _as_bytes("value", value)
         size = _MAGIC0_OVERHEAD
         if key is not None:
             size += len(key)
@@ -501,7 +507,7 @@ class Producer:
         topics: dict[str, list[tuple[int, bytes | None]]] = {}
         for b in list(batches):
             if self._idempotence is not None and magic < 2:
-                error: KafkaError | None = UnsupportedVersionError(
+                error: Exception | None = UnsupportedVersionError(
                     f"enable_idempotence needs Produce v3+ (RecordBatch v2); the leader of "
                     f"{b.topic}-{b.partition} serves v{version}"
                 )
@@ -509,7 +515,7 @@ class Producer:
                 try:
                     data = encode_batch(b, magic, codec)
                     error = None
-                except KafkaError as exc:
+                except (KafkaError, KprotoError) as exc:  # fail the batch, never the sender
                     error = exc
             if error is not None:
                 batches.remove(b)
@@ -647,6 +653,19 @@ _REFRESH_CODES = frozenset(
         ErrorCode.LEADER_NOT_AVAILABLE,
     }
 )
+
+
+def _as_bytes(name: str, data: object) -> bytes:
+    """A key or value as bytes, or TypeError in the caller's thread (kafka-python raises
+    there too): found only when the I/O thread encodes, it failed a whole batch."""
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    if isinstance(data, bytes):
+        return data
+    raise TypeError(
+        f"{name} must be bytes, bytearray, memoryview or None, not {type(data).__name__} "
+        f"(or give the producer a {name}_serializer)"
+    )
 
 
 def _check_headers(headers: Headers) -> int:

@@ -96,6 +96,20 @@ def test_oversized_record_fails_its_future_only(broker: BrokerProcess) -> None:
         assert good.get(10).offset == 0
 
 
+def test_value_of_a_wrong_type_is_refused_in_send(broker: BrokerProcess) -> None:
+    """A str without a serializer is the caller's TypeError; it once reached the I/O
+    thread's encoder, which crashed and left every later send() to time out."""
+    with Producer(broker.bootstrap, linger_ms=0) as p:
+        with pytest.raises(TypeError, match="value must be bytes"):
+            p.send("typed", "a str")
+        with pytest.raises(TypeError, match="key_serializer"):
+            p.send("typed", b"v", key=42)
+        assert p.send("typed", bytearray(b"ba"), key=memoryview(b"mk")).get(10).offset == 0
+        assert p.send("typed", b"fine").get(10).offset == 1
+    with Producer(broker.bootstrap, value_serializer=str.encode) as p:
+        assert p.send("typed", "serialized").get(10).offset == 2
+
+
 def test_broker_side_message_too_large(make_broker) -> None:  # type: ignore[no-untyped-def]
     broker = make_broker("message.max.bytes=1000")
     with Producer(broker.bootstrap, linger_ms=0) as p:
