@@ -34,7 +34,12 @@ from collections import Counter
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
-from hmb.log.manager import InvalidTopicError, validate_topic_name
+from hmb.log.manager import (
+    InvalidTopicError,
+    TopicBeingCreatedError,
+    TopicBeingDeletedError,
+    validate_topic_name,
+)
 from kproto import ApiKey, ErrorCode
 
 API_KEY = ApiKey.CREATE_TOPICS
@@ -107,6 +112,8 @@ def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
         raise _RefusedError(ErrorCode.INVALID_TOPIC_EXCEPTION, str(exc)) from None
     if topic.name in logs.topics:
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} already exists")
+    if topic.name in logs.creating:  # another request is creating it right now
+        raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} is being created")
     if topic.name in logs.deleting:  # as Kafka answered while a deletion was under way
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} is marked for deletion")
     count = _partition_count(ctx, topic)
@@ -119,9 +126,11 @@ def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
     return count
 
 
-def _create_one(ctx: RequestContext, topic: Any, count: int) -> tuple[int, str | None]:
+async def _create_one(ctx: RequestContext, topic: Any, count: int) -> tuple[int, str | None]:
     try:
-        ctx.broker.logs.create_topic(topic.name, count)
+        await ctx.broker.logs.create_topic_async(topic.name, count)
+    except (TopicBeingCreatedError, TopicBeingDeletedError) as exc:  # another request got there first
+        raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, str(exc)) from None
     except OSError as exc:
         log.error("creating topic %s failed: %s", topic.name, exc)
         raise _RefusedError(
@@ -152,7 +161,7 @@ async def handle(ctx: RequestContext) -> Reply:
     elif not validate_only:
         for result, topic, count in planned:
             try:
-                code, message = _create_one(ctx, topic, count)
+                code, message = await _create_one(ctx, topic, count)
             except _RefusedError as exc:
                 code, message = exc.code, str(exc)
             result.update(error_code=code, error_message=message)

@@ -78,7 +78,8 @@ async def handle(ctx: RequestContext) -> Reply:
             if not auto_create:
                 topics.append(_topic(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []))
                 continue
-            if name in broker.logs.deleting:  # not yet: the client retries, as while a topic is created
+            if name in broker.logs.deleting or name in broker.logs.creating:
+                # not yet: the client retries, as Kafka answers while a topic is created
                 topics.append(_topic(name, ErrorCode.LEADER_NOT_AVAILABLE, []))
                 continue
             logs = broker.logs.create_topic(name, cfg.num_partitions)

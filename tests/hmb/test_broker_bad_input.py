@@ -957,6 +957,37 @@ def test_create_topics_bounded_like_kafka(shared: BrokerProcess, healthy: Health
     healthy.check()
 
 
+def test_large_create_topics_does_not_stall_other_connections(
+    shared: BrokerProcess, healthy: Healthy
+) -> None:
+    """Creating 4,000 partitions takes the broker seconds of file work; it used to do them
+    in one piece, and every other client waited.  Now, while the request is under way,
+    another connection is answered (ordering, not timing: its answers arrive before the
+    CreateTopics response), sees the topic as not yet available, and cannot create it
+    a second time."""
+    with WireClient(shared.bootstrap, timeout=60) as big, WireClient(shared.bootstrap, timeout=10) as other:
+        big.send(ApiKey.CREATE_TOPICS, 1, create_topics_body(("wide", 4_000)))
+        wait_until(lambda: any(n.startswith("wide-") for n in os.listdir(shared.data_dir)), "creation began")
+        meta = other.request(ApiKey.METADATA, 1, {"topics": [{"name": "wide"}]})
+        again = other.request(ApiKey.CREATE_TOPICS, 1, create_topics_body(("wide", 1)))
+        assert not _readable(big.sock), "CreateTopics finished before the other connection was served"
+        assert meta.topics[0].error_code == ErrorCode.LEADER_NOT_AVAILABLE and not meta.topics[0].partitions
+        assert again.topics[0].error_code == ErrorCode.TOPIC_ALREADY_EXISTS
+        frame = big.read_frame()
+        assert frame is not None
+        done = kproto.decode_response(ApiKey.CREATE_TOPICS, 1, frame).body
+        assert done.topics[0].error_code == ErrorCode.NONE
+        meta = other.request(ApiKey.METADATA, 1, {"topics": [{"name": "wide"}]})
+        assert len(meta.topics[0].partitions) == 4_000
+        deleted = other.request(ApiKey.DELETE_TOPICS, 1, {"topic_names": ["wide"], "timeout_ms": 30_000})
+        assert deleted.responses[0].error_code == ErrorCode.NONE  # the shared broker stays small
+    healthy.check()
+
+
+def _readable(sock: socket.socket) -> bool:
+    return bool(select.select([sock], [], [], 0)[0])
+
+
 def test_offset_commit_retention_near_int64_max(shared: BrokerProcess, healthy: Healthy) -> None:
     """Found by bench/fuzz_live.py: OffsetCommit v2-v4 with retention_time_ms near 2**63 made
     the expire timestamp (commit time + retention) overflow its int64 field: an internal error
