@@ -109,6 +109,10 @@ class OffsetIndex:
         n = self.entries
         if n >= self.capacity:
             raise IndexError("offset index is full")
+        if (n + 1) * ENTRY_SIZE > self._allocated:
+            # the write below goes to a mapped page: without a block behind it a full
+            # disk is SIGBUS; reserve() turns it into OSError(ENOSPC) (rebuilds reach here)
+            self.reserve()
         if n == len(self._keys):
             self._keys = np.resize(self._keys, len(self._keys) * 2)
             self._positions = np.resize(self._positions, len(self._positions) * 2)

@@ -127,6 +127,7 @@ class LogSegment:
         good_end = 0
         reason = None
         last = self.base_offset - 1
+        no_room: OSError | None = None
         for item in iter_entries(self.fd, 0, self.size, validate=True, max_entry=max_entry):
             if isinstance(item, BadEntry):
                 reason = item.reason
@@ -134,7 +135,13 @@ class LogSegment:
             if item.last_offset < self.base_offset:
                 reason = f"offset {item.last_offset} below segment base {self.base_offset}"
                 break
-            self._index_entry(item.last_offset, item.position, item.size)
+            if no_room is None:
+                try:
+                    self._index_entry(item.last_offset, item.position, item.size)
+                except OSError as exc:  # a full disk: the index stops here, reads scan on from it
+                    no_room = exc
+            else:
+                self._bytes_since_index += item.size
             self._note_magic(item.position, item.magic)
             entries += 1
             good_end = item.position + item.size
@@ -149,6 +156,11 @@ class LogSegment:
         kept = [e for e in loaded if e[1] < good_end]  # entries into a cut tail go with it
         if problem is None and kept != rebuilt[: len(kept)]:
             problem = f"{len(kept)} index entries did not match the log, {len(rebuilt)} rebuilt"
+        if no_room is not None:
+            problem = (
+                f"{problem + '; ' if problem else ''}no room to rebuild the index past "
+                f"{len(rebuilt)} entries ({no_room.strerror}): lookups scan the log from there"
+            )
         return RecoveryReport(entries, truncated, reason if truncated else None, True, problem)
 
     def load_tail(self, max_entry: int) -> RecoveryReport | None:
