@@ -7,6 +7,8 @@ control flow (config, ``send()``, the sender loop) and this one the data:
   acknowledged together.  Keys, values and timestamps are kept as parallel
   lists (appending to three lists is the cheapest per-record work ``send()``
   can do); headers only once a record of the batch has some.
+* :func:`as_bytes`, :func:`check_headers` -- the checks ``send()`` makes in the
+  caller's thread;
 * :func:`encode_batch` -- the wire bytes for the message format the leader
   speaks: RecordBatch v2 (magic 2) for Produce v3+, MessageSet magic 1 for
   Produce v2, magic 0 below.  The bytes are kept on the batch, so a retry
@@ -191,6 +193,32 @@ def encode_batch(batch: ProducerBatch, magic: int, compression: Compression) -> 
         data = legacy.build()
     batch.encoded = (magic, data)
     return data
+
+
+def as_bytes(name: str, data: object) -> bytes:
+    """A key or value as bytes, or TypeError in the caller's thread (kafka-python raises
+    there too): found only when the I/O thread encodes, it failed a whole batch."""
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    if isinstance(data, bytes):
+        return data
+    raise TypeError(
+        f"{name} must be bytes, bytearray, memoryview or None, not {type(data).__name__} "
+        f"(or give the producer a {name}_serializer)"
+    )
+
+
+def check_headers(headers: Headers) -> int:
+    """Validate kafka-python-style headers; their size for batching purposes."""
+    size = 1
+    for header in headers:
+        if not isinstance(header, tuple) or len(header) != 2 or not isinstance(header[0], str):
+            raise TypeError(f"a header must be a (str, bytes) pair, not {header!r}")
+        value = header[1]
+        if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"header {header[0]!r}: value must be bytes or None, not {type(value).__name__}")
+        size += len(header[0]) + (len(value) if value is not None else 0) + 2
+    return size
 
 
 class FutureRecordMetadata:

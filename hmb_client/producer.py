@@ -38,6 +38,8 @@ from hmb_client.batches import (
     Headers,
     ProducerBatch,
     RecordMetadata,
+    as_bytes,
+    check_headers,
     encode_batch,
     magic_for_produce,
 )
@@ -225,19 +227,19 @@ class Producer:
             if self._key_serializer is not None:
                 key = self._key_serializer(key)
             if type(key) is not bytes:
-                key = _as_bytes("key", key)
+                key = as_bytes("key", key)
         if value is not None:
             if self._value_serializer is not None:
                 value = self._value_serializer(value)
             if type(value) is not bytes:
-                value = _as_bytes("value", value)
+                value = as_bytes("value", value)
         size = _MAGIC0_OVERHEAD
         if key is not None:
             size += len(key)
         if value is not None:
             size += len(value)
         if headers:
-            size += _check_headers(headers)
+            size += check_headers(headers)
         if timestamp_ms is None:
             timestamp_ms = int(_time() * 1000)
         if size > self._max_request_size:
@@ -653,29 +655,3 @@ _REFRESH_CODES = frozenset(
         ErrorCode.LEADER_NOT_AVAILABLE,
     }
 )
-
-
-def _as_bytes(name: str, data: object) -> bytes:
-    """A key or value as bytes, or TypeError in the caller's thread (kafka-python raises
-    there too): found only when the I/O thread encodes, it failed a whole batch."""
-    if isinstance(data, (bytearray, memoryview)):
-        return bytes(data)
-    if isinstance(data, bytes):
-        return data
-    raise TypeError(
-        f"{name} must be bytes, bytearray, memoryview or None, not {type(data).__name__} "
-        f"(or give the producer a {name}_serializer)"
-    )
-
-
-def _check_headers(headers: Headers) -> int:
-    """Validate kafka-python-style headers; their size for batching purposes."""
-    size = 1
-    for header in headers:
-        if not isinstance(header, tuple) or len(header) != 2 or not isinstance(header[0], str):
-            raise TypeError(f"a header must be a (str, bytes) pair, not {header!r}")
-        value = header[1]
-        if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
-            raise TypeError(f"header {header[0]!r}: value must be bytes or None, not {type(value).__name__}")
-        size += len(header[0]) + (len(value) if value is not None else 0) + 2
-    return size
