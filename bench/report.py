@@ -169,6 +169,7 @@ def markdown(agg: Aggregates) -> str:
             if role == "produce":
                 head += (
                     " | " + " | ".join(f"thesis S{s}" for s in range(1, 5)) + " | S2/S1 msg/s | S4/S3 msg/s"
+                    " | S2/thesis S2 | S4/thesis S4"
                 )
             else:
                 head += " | C2/C1 msg/s | C4/C3 msg/s"
@@ -183,6 +184,11 @@ def markdown(agg: Aggregates) -> str:
                     c["ratio_vs_reference"] if c and c["ratio_vs_reference"] else None
                     for c in (mbs[1], mbs[3])
                 ]
+                if role == "produce":  # ours against the thesis's HMB, same scenario, MB/s
+                    ratios += [
+                        c["mb_mean"] / pub[i] if c and pub and pub[i] else None
+                        for c, i in ((mbs[1], 1), (mbs[3], 3))
+                    ]
                 line += " | " + " | ".join(f"{x:.2f}" if x else "-" for x in ratios) + " |"
                 lines.append(line)
             lines.append("")
@@ -377,8 +383,21 @@ def reliability_markdown(agg: Aggregates) -> str:
     return "\n".join(lines)
 
 
+#: Loss rates the papers published, in percent, drawn beside ours:
+#: (study, semantics, fault kind, fault value) -> alpha %.
+PUBLISHED_ALPHA = {
+    ("trak", "at-most-once", "loss", 10.0): 0.283,
+    ("trak", "at-least-once-acks1", "loss", 10.0): 0.0038,
+    ("trak", "at-least-once-acksall", "loss", 10.0): 0.0038,
+    ("rack", "at-most-once", "loss", 6.0): 0.038,
+    ("rack", "at-most-once", "loss", 9.0): 0.206,
+}
+
+
 def reliability_plots(agg: Aggregates, out_dir: Path) -> list[Path]:
-    """Loss and duplicate rate against the fault's size, one line per semantics and client."""
+    """Per study and fault kind: loss rate, duplicate rate and producer throughput against
+    the fault's size, one row per message size, one line per semantics and client; the
+    papers' published loss rates as black crosses."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -390,28 +409,41 @@ def reliability_plots(agg: Aggregates, out_dir: Path) -> list[Path]:
             rows = [r for r in agg.throughput if r["study"] == study and r["fault_kind"] in (kind, "none")]
             if not any(r["fault_kind"] == kind for r in rows):
                 continue
-            fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-            for (sem, client), marker in zip(
-                sorted({(r["semantics"], r["client"]) for r in rows}), "osD^v<>ph*", strict=False
-            ):
-                pts = sorted(
-                    (r["fault_value"], r["alpha_pct"], r["beta_pct"])
-                    for r in rows
-                    if r["semantics"] == sem and r["client"] == client
-                )
-                xs = [p[0] for p in pts]
-                axes[0].plot(xs, [p[1] for p in pts], marker=marker, label=f"{sem} ({client})")
-                axes[1].plot(xs, [p[2] for p in pts], marker=marker, label=f"{sem} ({client})")
-            unit = "packet loss %" if kind == "loss" else "delay ms"
-            for ax, what in zip(axes, ("loss rate α %", "duplicate rate β %"), strict=True):  # noqa: RUF001
-                ax.set_xlabel(unit)
-                ax.set_ylabel(what)
-                ax.grid(True, alpha=0.3)
-            axes[1].legend(fontsize=7)
+            sizes = sorted({r["message_size"] for r in rows})
+            fig, grid = plt.subplots(len(sizes), 3, figsize=(15, 4 * len(sizes)), squeeze=False)
+            for axes, size in zip(grid, sizes, strict=True):
+                cells = [r for r in rows if r["message_size"] == size]
+                series = sorted({(r["semantics"], r["client"]) for r in cells})
+                for (sem, client), marker in zip(series, "osD^v<>ph*", strict=False):
+                    pts = sorted(
+                        (r["fault_value"], r["alpha_pct"], r["beta_pct"], r["msg_s"])
+                        for r in cells
+                        if r["semantics"] == sem and r["client"] == client
+                    )
+                    xs = [p[0] for p in pts]
+                    for ax, i in zip(axes, (1, 2, 3), strict=True):
+                        ax.plot(xs, [p[i] for p in pts], marker=marker, label=f"{sem} ({client})")
+                published = [
+                    (v, a) for (st, _, k, v), a in PUBLISHED_ALPHA.items() if st == study and k == kind
+                ]
+                if published:
+                    xs, alphas = [v for v, _ in published], [a for _, a in published]
+                    axes[0].scatter(xs, alphas, marker="x", color="black", s=60, label="published", zorder=5)
+                unit = "packet loss %" if kind == "loss" else "delay ms"
+                labels = ("loss rate α %", "duplicate rate β %", "producer msg/s")  # noqa: RUF001
+                for ax, what in zip(axes, labels, strict=True):
+                    ax.set_xlabel(unit)
+                    ax.set_ylabel(what)
+                    ax.set_title(f"{size} B messages", fontsize=9)
+                    ax.grid(True, alpha=0.3)
+                axes[2].set_yscale("log")
+                axes[2].legend(fontsize=7)
+                if published:
+                    axes[0].legend(fontsize=7)
             fig.suptitle(f"{study}: delivery under {kind}")
             fig.tight_layout()
             path = out_dir / f"reliability-{study}-{kind}.png"
-            fig.savefig(path, dpi=100)
+            fig.savefig(path, dpi=90)
             plt.close(fig)
             written.append(path)
     return written
