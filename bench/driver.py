@@ -39,9 +39,22 @@ class Counter:
         self.first_error = ""
 
 
+_EMIT = threading.Lock()
+
+
+def _emit(message: dict[str, Any]) -> None:
+    """One JSON line to the parent.  Locked, and one write: ``print`` from two threads
+    (the reporter, and the main thread's --hold or final line) interleaved two objects
+    on one line, which the parent's reader could not parse."""
+    line = json.dumps(message) + "\n"
+    with _EMIT:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
 def _report(counter: Counter, stop: threading.Event) -> None:
     while not stop.wait(0.1):
-        print(json.dumps({"t": time.monotonic(), "n": counter.n}), flush=True)
+        _emit({"t": time.monotonic(), "n": counter.n})
 
 
 def _run_reporting(work: Callable[[Counter], dict[str, Any]]) -> None:
@@ -54,7 +67,7 @@ def _run_reporting(work: Callable[[Counter], dict[str, Any]]) -> None:
     finally:
         stop.set()
         reporter.join()
-    print(json.dumps({"done": True, "n": counter.n, "failed": counter.failed, **result}), flush=True)
+    _emit({"done": True, "n": counter.n, "failed": counter.failed, **result})
 
 
 def _librdkafka_producer(args: argparse.Namespace, acks: int = 1) -> Any:
@@ -162,7 +175,7 @@ def consume(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
 def _hold(args: argparse.Namespace, counter: Counter) -> None:
     """With ``--hold``: report the final count, then wait for stdin to close."""
     if args.hold:
-        print(json.dumps({"t": time.monotonic(), "n": counter.n}), flush=True)
+        _emit({"t": time.monotonic(), "n": counter.n})
         sys.stdin.read()
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import logging
 import os
 import platform
 import subprocess
@@ -36,6 +37,8 @@ from typing import Any
 from bench import tcp_sampler
 from bench.hmb_process import ROOT, BrokerProcess
 from bench.tansu import TansuProcess
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -193,7 +196,11 @@ class Driver:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            msg = json.loads(line)
+            try:
+                msg = json.loads(line)
+            except ValueError:  # never let one bad line stop the reading (the pipe would fill)
+                log.warning("unreadable line from the benchmark client: %r", line[:200])
+                continue
             if msg.get("done"):
                 self.result = msg
             self.count = int(msg["n"])
