@@ -12,12 +12,16 @@ and ``nft`` tools; :func:`unavailable` says why not, for a clean skip.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass
 
-HOST_ADDR = "10.213.0.1"
-NS_ADDR = "10.213.0.2"
+#: Every link gets its own /30 in this /16 and its own names, drawn at random: two
+#: processes with a lossy link each (a study and the test suite) once shared one
+#: fixed pair of addresses, and interface names cut from the pid could collide.
+_NET = "10.214"
+_SUBNETS = 1 << 14  # /30s in the /16
 
 
 def unavailable() -> str | None:
@@ -38,8 +42,17 @@ def _run(*cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 class LossyLink:
     """``with LossyLink() as link: link.set_loss(5); link.exec_prefix + [...]``."""
 
-    name: str = f"hmbloss{os.getpid()}"
     loss_percent: float = 0.0
+    name: str = ""
+    host_addr: str = ""  # the broker listens here, on the host end of the veth pair
+    ns_addr: str = ""
+
+    def __post_init__(self) -> None:
+        n = secrets.randbelow(_SUBNETS)
+        base = n * 4
+        self.name = self.name or f"hl{n:05d}"  # interface names hl12345h / hl12345n (15 max)
+        self.host_addr = f"{_NET}.{base >> 8}.{(base & 255) + 1}"
+        self.ns_addr = f"{_NET}.{base >> 8}.{(base & 255) + 2}"
 
     @property
     def exec_prefix(self) -> list[str]:
@@ -50,16 +63,16 @@ class LossyLink:
         problem = unavailable()
         if problem:
             raise RuntimeError(problem)
-        host_if, ns_if = f"{self.name[:9]}h", f"{self.name[:9]}n"
+        host_if, ns_if = f"{self.name[:13]}h", f"{self.name[:13]}n"
         self._host_if = host_if
         _run("ip", "netns", "add", self.name)
         try:
             _run("ip", "link", "add", host_if, "type", "veth", "peer", "name", ns_if)
             _run("ip", "link", "set", ns_if, "netns", self.name)
-            _run("ip", "addr", "add", f"{HOST_ADDR}/30", "dev", host_if)
+            _run("ip", "addr", "add", f"{self.host_addr}/30", "dev", host_if)
             _run("ip", "link", "set", host_if, "up")
             ns = self.exec_prefix
-            _run(*ns, "ip", "addr", "add", f"{NS_ADDR}/30", "dev", ns_if)
+            _run(*ns, "ip", "addr", "add", f"{self.ns_addr}/30", "dev", ns_if)
             _run(*ns, "ip", "link", "set", ns_if, "up")
             _run(*ns, "ip", "link", "set", "lo", "up")
             _run(*ns, "nft", "add", "table", "inet", "hmbloss")

@@ -170,7 +170,7 @@ def _path(
     kind = run.fault.kind
     with contextlib.ExitStack() as stack:
         link = stack.enter_context(netns.LossyLink()) if kind == "loss" else None
-        host = netns.HOST_ADDR if link else "127.0.0.1"
+        host = link.host_addr if link else "127.0.0.1"
         overrides = ["num.partitions=1"]
         proxy_port = free_port() if kind in ("delay", "stall", "reset") else 0
         if proxy_port:
