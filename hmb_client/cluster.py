@@ -117,6 +117,8 @@ def cluster_config_of(cfg: ClientSettings) -> ClusterConfig:
 @dataclass
 class _NodeState:
     conn: BrokerConnection | None = None
+    #: the broker answered ApiVersions once: it is never taken for a 0.8 broker later
+    negotiated: bool = False
     failures: int = 0
     next_attempt: float = 0.0
     lock: trio.Lock = field(default_factory=trio.Lock)
@@ -163,7 +165,8 @@ class Cluster:
                 api_version_request=self.config.api_version_request,
             )
             try:
-                await conn.open(self.nursery, self.config.connect_timeout_s)
+                timeout = self.config.connect_timeout_s
+                await conn.open(self.nursery, timeout, allow_legacy=not state.negotiated)
             except KafkaConnectionError:
                 state.failures += 1
                 backoff = min(
@@ -173,6 +176,7 @@ class Cluster:
                 state.next_attempt = trio.current_time() + backoff * random.uniform(0.8, 1.2)
                 raise
             state.failures = 0
+            state.negotiated = state.negotiated or conn.negotiated
             state.conn = conn
             return conn
 

@@ -11,7 +11,11 @@ first request is ApiVersions v0 (every broker since 0.10 answers it), and
 :meth:`BrokerConnection.pick` then gives, per API, the highest version both
 sides know.  A broker that closes the connection instead (Kafka 0.8/0.9)
 is reconnected to and spoken to with the 0.8.2 table (``LEGACY_VERSIONS``),
-like librdkafka's ``broker.version.fallback``.
+like librdkafka's ``broker.version.fallback``.  Only an orderly close counts
+as that answer, and only from a broker not seen answering ApiVersions
+before (``allow_legacy``): a connection *reset* during the exchange is a
+network fault, and taking it for an old broker downgraded a running
+producer to message format 0 (an idempotent one then failed every batch).
 """
 
 from __future__ import annotations
@@ -96,6 +100,10 @@ class BrokerConnection:
         self.api_version_request = api_version_request
         #: api key -> (min, max) the broker serves; filled by :meth:`open`
         self.versions: dict[int, tuple[int, int]] = dict(LEGACY_VERSIONS)
+        #: True once the broker answered ApiVersions on this connection
+        self.negotiated = False
+        #: True when the broker ended the connection in order (EOF), not by a reset
+        self.peer_closed = False
 
     def __repr__(self) -> str:
         return f"<BrokerConnection {self.host}:{self.port}{' closed' if self.closed else ''}>"
@@ -108,14 +116,21 @@ class BrokerConnection:
     def in_flight(self) -> int:
         return len(self._pending)
 
-    async def open(self, nursery: trio.Nursery, timeout_s: float) -> None:
-        """Connect and negotiate versions (unless ``api_version_request`` is off)."""
+    async def open(self, nursery: trio.Nursery, timeout_s: float, *, allow_legacy: bool = True) -> None:
+        """Connect and negotiate versions (unless ``api_version_request`` is off).
+
+        ``allow_legacy`` False (the broker answered ApiVersions before): a
+        connection lost during the exchange is a KafkaConnectionError, never
+        a reason to fall back to the 0.8.2 table.
+        """
         await self._connect(nursery, timeout_s)
         if not self.api_version_request:
             return
         try:
             body = await self.request(ApiKey.API_VERSIONS, 0, {}, timeout_s=timeout_s)
         except KafkaConnectionError:
+            if not (allow_legacy and self.peer_closed):
+                raise  # a reset or a timeout: the connection failed, it is retried
             # A pre-0.10 broker closes the connection on an unknown API key.
             log.info("%s:%d does not answer ApiVersions: using the 0.8.2 table", self.host, self.port)
             if self._stream is not None:
@@ -128,6 +143,7 @@ class BrokerConnection:
             code = body.error_code
             raise UnsupportedVersionError(f"{self.host}:{self.port} refused ApiVersions v0 ({code})")
         self.versions = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
+        self.negotiated = True
 
     async def _connect(self, nursery: trio.Nursery, timeout_s: float) -> None:
         try:
@@ -174,6 +190,7 @@ class BrokerConnection:
             while True:
                 data = await stream.receive_some(1 << 18)
                 if not data:
+                    self.peer_closed = True
                     raise KafkaConnectionError(f"{self.host}:{self.port} closed the connection")
                 decoder.feed(data)
                 while (frame := decoder.next_frame()) is not None:

@@ -151,6 +151,15 @@ class Idempotence:
                 st.unanswered.sort(key=_order_of)
         st.in_flight += 1
 
+    def may_write(self, batch: ProducerBatch) -> bool:
+        """Whether ``batch`` (selected, counted in flight) may still go on the wire: not
+        while an earlier batch of its partition waits for a retry (its fate unknown)."""
+        st = self._partitions.get(batch.tp)
+        if st is None or not st.unanswered or batch is st.unanswered[0]:
+            return True
+        waiting = len(st.unanswered) - st.in_flight  # unanswered and not on the wire
+        return waiting <= 0
+
     def not_sent(self, batch: ProducerBatch) -> None:
         """A selected batch could not be written (no connection): it is waiting again."""
         st = self._partitions.get(batch.tp)

@@ -412,6 +412,26 @@ class Producer:
             with self._acc.lock:
                 self._acc.ready.extendleft(reversed(batches))
 
+    def _still_in_order(self, batches: list[ProducerBatch]) -> list[ProducerBatch]:
+        """The batches selected earlier that may still be written now; the others go back.
+
+        Selection happens before the wait for an in-flight permit, and a broken
+        connection's requests are marked lost only when their tasks run, which
+        may be during that wait.  A batch written then, ahead of the lost ones'
+        retries, pushed the oldest of them out of the broker's five-batch memory:
+        its retry got OUT_OF_ORDER_SEQUENCE_NUMBER, was taken for "never
+        appended", and was written again under a new producer id (duplicates
+        under connection resets, found by the reliability study).
+        """
+        idem = self._idempotence
+        assert idem is not None
+        ok = [b for b in batches if idem.may_write(b)]
+        held = [b for b in batches if b not in ok]
+        for b in held:
+            idem.not_sent(b)
+        self._hold(held)
+        return ok
+
     async def _idempotent_selection(
         self, cluster: Cluster, batches: list[ProducerBatch]
     ) -> list[ProducerBatch]:
@@ -481,6 +501,11 @@ class Producer:
                         # Written here, in order: batches of one partition reach the broker in
                         # the order they were filled.  Only the wait for the answer is a task.
                         await sem.acquire()
+                        if self._idempotence is not None:
+                            request = self._still_in_order(request)
+                            if not request:
+                                sem.release()
+                                continue
                         pending = await self._write_request(cluster, leader, request, sem)
                         if pending is not None:
                             nursery.start_soon(self._await_response, cluster, pending, request, sem)
