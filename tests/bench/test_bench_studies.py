@@ -54,8 +54,28 @@ def _suite_processes() -> set[tuple[int, str]]:
         except OSError:
             continue
         if "bench.driver" in cmd or "hmb-bench-" in cmd or ("tansu" in cmd and "--listener-url" in cmd):
-            found.add((int(proc.name), cmd))
+            if _ours_or_orphaned(int(proc.name)):
+                found.add((int(proc.name), cmd))
     return found
+
+
+def _ours_or_orphaned(pid: int) -> bool:
+    """Started under this test process, or orphaned (re-parented to init): not a process
+    of another bench run that happens to share the machine (its parent is alive)."""
+    me = os.getpid()
+    first = True
+    for _ in range(64):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == me:
+            return True
+        if ppid <= 1:
+            return first  # the process itself was orphaned; an ancestor reaching init is not ours
+        pid, first = ppid, False
+    return False
 
 
 @pytest.mark.skipif(
