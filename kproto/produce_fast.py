@@ -49,7 +49,7 @@ Produce response v0-v8::
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kproto import ApiKey, Request
 from kproto.codec import decode_response
@@ -60,6 +60,7 @@ __all__ = [
     "PartitionProduceData",
     "ProduceRequestData",
     "TopicProduceData",
+    "acks_from_body",
     "decode_produce_request",
     "decode_produce_response",
     "encode_produce_request",
@@ -128,6 +129,17 @@ def _string(frame: bytes | bytearray, pos: int, n: int, end: int, nullable: bool
     return frame[pos:stop].decode("utf-8") if n else "", stop
 
 
+def _topic_head(frame: bytes | bytearray, pos: int, end: int) -> tuple[str, int, int]:
+    """A topic entry's name and partition count (requests and responses alike), and the
+    position after them."""
+    (n,) = _I16.unpack_from(frame, pos)
+    name, pos = _string(frame, pos + 2, n, end, False)
+    (count,) = _I32.unpack_from(frame, pos)
+    if count < 0:
+        raise _Reject
+    return name, count, pos + 4  # type: ignore[return-value]  # not nullable: _string raised
+
+
 def _decode(frame: bytes | bytearray) -> Request:
     size, api_key, version, correlation_id, n = _HEAD.unpack_from(frame, 0)
     end = len(frame)
@@ -146,12 +158,7 @@ def _decode(frame: bytes | bytearray) -> Request:
     topic_data = []
     try:
         for _ in range(topics):
-            (n,) = _I16.unpack_from(frame, pos)
-            name, pos = _string(frame, pos + 2, n, end, False)
-            (count,) = _I32.unpack_from(frame, pos)
-            pos += 4
-            if count < 0:
-                raise _Reject
+            name, count, pos = _topic_head(frame, pos, end)
             partitions = []
             for _ in range(count):
                 index, n = _I32_I32.unpack_from(frame, pos)
@@ -166,7 +173,7 @@ def _decode(frame: bytes | bytearray) -> Request:
                     raise _Reject
                 partitions.append(PartitionProduceData(index, bytearray(view[pos:stop])))
                 pos = stop
-            topic_data.append(TopicProduceData(name, partitions))  # type: ignore[arg-type]
+            topic_data.append(TopicProduceData(name, partitions))
     finally:
         view.release()
     if pos != end:
@@ -326,12 +333,7 @@ def _decode_response(version: int, frame: bytes | bytearray) -> list[PartitionAc
     layout = _PARTITION_V5 if version >= 5 else _PARTITION_V2 if version >= 2 else _PARTITION
     step = layout.size
     for _ in range(topics):
-        (n,) = _I16.unpack_from(frame, pos)
-        name, pos = _string(frame, pos + 2, n, end, False)
-        (count,) = _I32.unpack_from(frame, pos)
-        pos += 4
-        if count < 0:
-            raise _Reject
+        name, count, pos = _topic_head(frame, pos, end)
         for _ in range(count):
             fields = layout.unpack_from(frame, pos)
             pos += step
@@ -344,7 +346,7 @@ def _decode_response(version: int, frame: bytes | bytearray) -> list[PartitionAc
                 message, pos = _string(frame, pos + 6, n, end, True)
             acks.append(
                 PartitionAck(
-                    name,  # type: ignore[arg-type]  # not nullable: _string raised otherwise
+                    name,
                     fields[0],
                     fields[1],
                     fields[2],
@@ -365,7 +367,11 @@ def produce_acks(version: int, frame: bytes | bytearray) -> list[PartitionAck]:
     acks = decode_produce_response(version, frame)
     if acks is not None:
         return acks
-    body = decode_response(_PRODUCE, version, bytes(frame)).body
+    return acks_from_body(version, decode_response(_PRODUCE, version, bytes(frame)).body)
+
+
+def acks_from_body(version: int, body: Any) -> list[PartitionAck]:
+    """A Produce response body decoded by the grammar, as :class:`PartitionAck` rows."""
     return [
         PartitionAck(
             t.name,

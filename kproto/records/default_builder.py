@@ -61,7 +61,9 @@ _BYTES_OR_NONE = frozenset({bytes, type(None)})
 _INT = frozenset({int})
 
 
-def _check_bytes(name: str, data: object) -> bytes | None:
+def check_bytes(name: str, data: object) -> bytes | None:
+    """``data`` as bytes or None (bytearray and memoryview copied); EncodeError otherwise.
+    Shared with the MessageSet builder (:mod:`kproto.records.legacy`)."""
     if data is None or type(data) is bytes:
         return data
     if isinstance(data, (bytes, bytearray, memoryview)):
@@ -83,7 +85,7 @@ def _encode_headers(headers: Iterable[tuple[str, bytes | None]]) -> bytes:
         if not isinstance(header, tuple) or len(header) != 2 or not isinstance(header[0], str):
             raise EncodeError(f"a header must be a (str, bytes | None) pair, not {header!r}")
         hkey = header[0].encode("utf-8")
-        hvalue = _check_bytes("header value", header[1])
+        hvalue = check_bytes("header value", header[1])
         parts.append(_varint(len(hkey)))
         parts.append(hkey)
         if hvalue is None:
@@ -166,9 +168,9 @@ class RecordBatchBuilder:
     ) -> None:
         """Add one record; ``timestamp`` (epoch ms) ``None`` means now, as in Kafka."""
         if key is not None and type(key) is not bytes:
-            key = _check_bytes("key", key)
+            key = check_bytes("key", key)
         if value is not None and type(value) is not bytes:
-            value = _check_bytes("value", value)
+            value = check_bytes("value", value)
         if timestamp is None:
             timestamp = int(time.time() * 1000)
         elif type(timestamp) is not int or not _INT64_MIN <= timestamp <= _INT64_MAX:
@@ -195,11 +197,11 @@ class RecordBatchBuilder:
         if _BYTES_OR_NONE.issuperset(map(type, keys)):
             self._keys.extend(cast("Sequence[bytes | None]", keys))  # checked just above
         else:
-            self._keys.extend(_check_bytes("key", k) for k in keys)
+            self._keys.extend(check_bytes("key", k) for k in keys)
         if _BYTES_OR_NONE.issuperset(map(type, values)):
             self._values.extend(cast("Sequence[bytes | None]", values))
         else:
-            self._values.extend(_check_bytes("value", v) for v in values)
+            self._values.extend(check_bytes("value", v) for v in values)
         if not _INT.issuperset(map(type, timestamps)) or (
             n and not (_INT64_MIN <= min(timestamps) and max(timestamps) <= _INT64_MAX)
         ):

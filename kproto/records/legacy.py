@@ -47,6 +47,7 @@ from typing import Any, NamedTuple, cast
 
 from kproto.errors import CorruptRecordError, EncodeError, KprotoError
 from kproto.records.compression import DEFAULT_MAX_DECOMPRESSED, Compression, compress, decompress
+from kproto.records.default_builder import check_bytes
 
 __all__ = [
     "LegacyRecord",
@@ -232,14 +233,6 @@ def _wrapper_payload(data: bytes | bytearray, msg: _Parsed, max_size: int) -> by
 # --------------------------------------------------------------------------- builder
 
 
-def _check_bytes(name: str, data: object) -> bytes | None:
-    if data is None or type(data) is bytes:
-        return data
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return bytes(data)
-    raise EncodeError(f"{name} must be bytes or None, not {type(data).__name__}")
-
-
 @functools.lru_cache(maxsize=256)
 def _body_packer(magic: int, klen: int, vlen: int) -> Callable[..., bytes]:
     """``pack(magic, attributes, [timestamp,] klen, key, vlen, value)`` for fixed sizes.
@@ -340,9 +333,9 @@ class MessageSetBuilder:
         callers down-convert magic 1 records without stripping it).
         """
         if key is not None and type(key) is not bytes:
-            key = _check_bytes("key", key)
+            key = check_bytes("key", key)
         if value is not None and type(value) is not bytes:
-            value = _check_bytes("value", value)
+            value = check_bytes("value", value)
         if self._magic == 0:
             ts = NO_TIMESTAMP
         elif timestamp is None:

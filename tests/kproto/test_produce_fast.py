@@ -23,6 +23,7 @@ import kproto
 from kproto.produce_fast import (
     MAX_VERSION,
     PartitionAck,
+    acks_from_body,
     decode_produce_request,
     decode_produce_response,
     encode_produce_request,
@@ -226,18 +227,7 @@ def _grammar_acks(version: int, frame: bytes) -> list[PartitionAck] | None:
         body = kproto.decode_response(0, version, frame).body
     except kproto.KprotoError:
         return None
-    return [
-        PartitionAck(
-            t.name,
-            p.index,
-            p.error_code,
-            p.base_offset,
-            p.log_append_time_ms if version >= 2 else -1,
-            p.error_message if version >= 8 else None,
-        )
-        for t in body.responses
-        for p in t.partition_responses
-    ]
+    return acks_from_body(version, body)
 
 
 @settings(max_examples=400)
