@@ -45,7 +45,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -515,20 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--consumer-procs", type=int, default=d.consumer_procs)
     ap.add_argument("--out", type=Path, help="report path (default bench/results/load-<date>.md)")
     args = ap.parse_args(argv)
-    cfg = LoadConfig(
-        bootstrap=args.bootstrap,
-        partitions=args.partitions,
-        connections=args.connections,
-        producers=args.producers,
-        consumers=args.consumers,
-        slow=args.slow,
-        slow_rate=args.slow_rate,
-        duration=args.duration,
-        rate=args.rate,
-        size=args.size,
-        producer_procs=args.producer_procs,
-        consumer_procs=args.consumer_procs,
-    )
+    # every option is named after its LoadConfig field (``--out`` is the report's)
+    cfg = LoadConfig(**{f.name: getattr(args, f.name) for f in fields(LoadConfig) if hasattr(args, f.name)})
     result = run_load(cfg, progress=lambda msg: print(msg, flush=True))
     out = args.out or RESULTS / f"load-{time.strftime('%Y-%m-%d')}.md"
     from bench.load_report import report

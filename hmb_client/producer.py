@@ -425,8 +425,10 @@ class Producer:
         """
         idem = self._idempotence
         assert idem is not None
-        ok = [b for b in batches if idem.may_write(b)]
-        held = [b for b in batches if b not in ok]
+        ok: list[ProducerBatch] = []
+        held: list[ProducerBatch] = []
+        for b in batches:
+            (ok if idem.may_write(b) else held).append(b)
         for b in held:
             idem.not_sent(b)
         self._hold(held)

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import trio
+from durability import index_pairs
 
 from hmb.log.config import LogConfig
 from hmb.log.manager import CLEAN_SHUTDOWN_FILE, LogManager
@@ -117,18 +118,6 @@ def _entries_of(path: Path) -> list[Entry]:
     return out  # type: ignore[return-value]
 
 
-def _index_pairs(path: Path) -> list[tuple[int, int]]:
-    """The well-formed prefix of an index file (independent of OffsetIndex)."""
-    raw = path.read_bytes()
-    out: list[tuple[int, int]] = []
-    for i in range(len(raw) // 8):
-        rel, pos = struct.unpack_from(">II", raw, i * 8)
-        if pos == 0 or (out and (rel <= out[-1][0] or pos <= out[-1][1])):
-            break
-        out.append((rel, pos))
-    return out
-
-
 # --------------------------------------------------------------------------- damages
 # Each takes the data dir and returns (messages that survive, position the last segment
 # is cut at or None, the word the log must say).
@@ -186,7 +175,7 @@ def zero_tail(data: Path) -> tuple[int, int | None, str]:
 def index_past_end(data: Path) -> tuple[int, int | None, str]:
     log, _ = _last(data)
     index = log.with_suffix(".index")
-    pairs = _index_pairs(index)
+    pairs = index_pairs(index)
     rel, _pos = pairs[-1]
     with open(index, "r+b") as f:
         f.seek(len(pairs) * 8)
@@ -208,7 +197,7 @@ def deleted_older_index(data: Path) -> tuple[int, int | None, str]:
 def misaligned_index(data: Path) -> tuple[int, int | None, str]:
     log, _ = _last(data)
     index = log.with_suffix(".index")
-    pairs = _index_pairs(index)
+    pairs = index_pairs(index)
     index.write_bytes(b"".join(struct.pack(">II", *p) for p in pairs) + b"\x01\x02\x03")
     return N, None, "index rebuilt (index file size not a multiple of 8 (torn entry))"
 
@@ -311,7 +300,7 @@ def test_clean_shutdown_marker_and_no_recovery(tmp_path: Path, caplog: pytest.Lo
     # close() trims every index to its entries
     for log in _segment_logs(data):
         assert log.with_suffix(".index").stat().st_size % 8 == 0
-    assert _index_pairs(_segment_logs(data)[-1].with_suffix(".index")) == [tuple(e) for e in index_before]
+    assert index_pairs(_segment_logs(data)[-1].with_suffix(".index")) == [tuple(e) for e in index_before]
     caplog.clear()
 
     mgr = _manager(data)
