@@ -427,10 +427,66 @@ def test_prefix_cache_is_bounded_and_refills(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(default_builder, "_PREFIXES", {})
     monkeypatch.setattr(default_builder, "_PREFIXES_MAX", 8)
+    monkeypatch.setattr(default_builder, "_prefixes_held", 0)
     records: list[Rec] = [(None if i % 3 else b"k", b"v" * i, TS + i % 5, ()) for i in range(40)]
     assert _extend_build(records) == kafka_build(records)
-    assert len(default_builder._PREFIXES) <= 8
+    held = sum(map(len, default_builder._PREFIXES.values()))
+    assert held <= 40, "more than the limit or one batch's records"
     assert _extend_build(records) == kafka_build(records)
+
+
+@st.composite
+def uniform_batches(draw: st.DrawFn) -> list[Rec]:
+    """What a producer usually sends: one value length, keys all null or all one length,
+    one headers shape, timestamps in order (the slice-built path of the builder)."""
+    n = draw(st.integers(1, 300))
+    value_len = draw(st.sampled_from([0, 1, 100, 200, 8191, 9000]))
+    key_len = draw(st.sampled_from([None, 0, 3, 200]))
+    headers = draw(st.sampled_from([(), (("trace", b"abc"),)]))
+    start = draw(st.integers(0, 2**40))
+    steps = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))  # some equal, some apart
+    stamps = list(itertools.accumulate(steps, initial=start))[1:]
+    return [
+        (
+            None if key_len is None else bytes([i % 256]) * key_len,
+            bytes([(i * 7) % 256]) * value_len,
+            stamps[i],
+            headers,
+        )
+        for i in range(n)
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(records=uniform_batches())
+def test_uniform_batches_take_the_slice_path_and_match_kafka_python(records: list[Rec]) -> None:
+    from kproto.records import default_builder
+
+    columns = ([r[0] for r in records], [r[1] for r in records], [r[2] for r in records])
+    encode_headers, no_headers = default_builder._encode_headers, default_builder._NO_HEADERS
+    headers = [encode_headers(r[3]) if r[3] else no_headers for r in records]
+    uniform = default_builder._encode_uniform(*columns, headers)
+    key_len = -1 if records[0][0] is None else len(records[0][0])
+    if len(records[0][1]) < default_builder._VT or key_len < 0:
+        assert uniform is not None, "the producer's usual batch missed the fast path"
+        assert uniform == default_builder._encode_each(*columns, headers)[0]
+    assert _extend_build(records) == kafka_build(records)
+
+
+def test_out_of_order_or_mixed_batches_take_the_loop() -> None:
+    from kproto.records import default_builder
+
+    def columns(records: list[Rec]) -> tuple[Any, ...]:
+        keys, values, stamps = ([r[i] for r in records] for i in range(3))
+        return keys, values, stamps, [b"\x00"] * len(records)
+
+    unordered: list[Rec] = [(None, b"ab", TS + 1, ()), (None, b"cd", TS, ())]
+    mixed_keys: list[Rec] = [(None, b"ab", TS, ()), (b"k", b"cd", TS, ())]
+    tombstone: list[Rec] = [(None, b"ab", TS, ()), (None, None, TS, ())]
+    sizes: list[Rec] = [(None, b"ab", TS, ()), (None, b"c", TS, ())]
+    for records in (unordered, mixed_keys, tombstone, sizes):
+        assert default_builder._encode_uniform(*columns(records)) is None
+        assert _extend_build(records) == kafka_build(records)
 
 
 @pytest.mark.parametrize(
