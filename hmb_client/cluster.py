@@ -151,6 +151,9 @@ class Cluster:
         else:
             address = node
         state = self._states.setdefault(address, _NodeState())
+        open_conn = state.conn
+        if open_conn is not None and not open_conn.closed:
+            return open_conn  # the usual case, without the lock (whose acquire is a checkpoint)
         async with state.lock:
             if state.conn is not None and not state.conn.closed:
                 return state.conn

@@ -16,14 +16,28 @@ as that answer, and only from a broker not seen answering ApiVersions
 before (``allow_legacy``): a connection *reset* during the exchange is a
 network fault, and taking it for an old broker downgraded a running
 producer to message format 0 (an idempotent one then failed every batch).
+
+The socket is a plain non-blocking one driven with trio's low-level
+``wait_readable``/``wait_writable``: a write that the kernel takes whole,
+and a read that finds data, cost one system call and no trip through the
+scheduler.  The producer sends a request per 16 KiB batch, and each
+scheduler pass is an ``epoll_wait`` that lets the caller's thread take the
+GIL for up to a switch interval (5 ms); a ``SocketStream`` cost several such
+passes per request.  For the same reason requests may complete through a
+callback run by the reader (``on_response``) instead of a task waiting on
+an event, and their timeouts are kept by one watchdog per connection, not
+a cancel scope per request.  A request that times out closes the
+connection, as in Kafka's clients: its answer may still come, and only a
+new connection tells a late answer from the next one.
 """
 
 from __future__ import annotations
 
+import errno
 import itertools
 import logging
+import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import trio
@@ -64,15 +78,76 @@ CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
 }
 
 
-@dataclass
+#: Bytes asked of the socket per read; a read that fills it is followed by a checkpoint.
+_CHUNK = 1 << 18
+#: Reads that found data in a row before the reader lets other tasks run.
+_READS_PER_CHECKPOINT = 16
+#: Callback of a request answered in the reader: ``(response, None)`` or ``(None, error)``.
+OnResponse = Callable[[Any, "BaseException | None"], None]
+
+
 class _Pending:
-    api_key: int
-    version: int
-    #: how to read the response frame; None: the grammar (kproto.decode_response)
-    decode: Callable[[bytes], Any] | None = None
-    done: trio.Event = field(default_factory=trio.Event)
-    response: Any = None
-    error: BaseException | None = None
+    """A request awaiting its response: waited on (``done``) or called back (``on_response``)."""
+
+    __slots__ = ("api_key", "deadline", "decode", "done", "error", "on_response", "response", "version")
+
+    def __init__(
+        self,
+        api_key: int,
+        version: int,
+        decode: Callable[[bytes], Any] | None,
+        on_response: OnResponse | None = None,
+        deadline: float = float("inf"),
+    ) -> None:
+        self.api_key = api_key
+        self.version = version
+        #: how to read the response frame; None: the grammar (kproto.decode_response)
+        self.decode = decode
+        self.on_response = on_response
+        #: when the watchdog times a called-back request out (waiters time themselves)
+        self.deadline = deadline
+        self.done: trio.Event | None = trio.Event() if on_response is None else None
+        self.response: Any = None
+        self.error: BaseException | None = None
+
+    def finish(self) -> None:
+        if self.on_response is None:
+            assert self.done is not None
+            self.done.set()
+            return
+        try:
+            self.on_response(self.response, self.error)
+        except Exception:  # a callback's bug must not take the connection down with it
+            log.exception("response callback failed")
+
+
+async def _connect_socket(host: str, port: int) -> socket.socket:
+    """A connected non-blocking TCP socket to ``host:port`` (each address in turn)."""
+    infos = await trio.socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    if not infos:
+        raise OSError(f"{host} has no address")
+    last: OSError | None = None
+    for family, kind, proto, _, address in infos:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # requests are whole frames
+            code = sock.connect_ex(address)
+            if code in (errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN):
+                await trio.lowlevel.wait_writable(sock)
+                code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code:
+                raise OSError(code, f"{errno.errorcode.get(code, code)} connecting to {address}")
+        except OSError as exc:
+            sock.close()
+            last = exc
+            continue
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+    assert last is not None
+    raise last
 
 
 class BrokerConnection:
@@ -91,7 +166,7 @@ class BrokerConnection:
         self.port = port
         self.client_id = client_id
         self.request_timeout_s = request_timeout_s
-        self._stream: trio.SocketStream | None = None
+        self._sock: socket.socket | None = None
         self._send_lock = trio.Lock()
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
@@ -133,8 +208,7 @@ class BrokerConnection:
                 raise  # a reset or a timeout: the connection failed, it is retried
             # A pre-0.10 broker closes the connection on an unknown API key.
             log.info("%s:%d does not answer ApiVersions: using the 0.8.2 table", self.host, self.port)
-            if self._stream is not None:
-                await self._stream.aclose()
+            self._close_socket()
             self._closed = trio.Event()
             self.error = None
             await self._connect(nursery, timeout_s)
@@ -148,11 +222,20 @@ class BrokerConnection:
     async def _connect(self, nursery: trio.Nursery, timeout_s: float) -> None:
         try:
             with trio.fail_after(timeout_s):
-                self._stream = await trio.open_tcp_stream(self.host, self.port)
+                self._sock = await _connect_socket(self.host, self.port)
         except (OSError, trio.TooSlowError) as exc:
             self._closed.set()
             raise KafkaConnectionError(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
-        nursery.start_soon(self._reader, self._stream)
+        nursery.start_soon(self._reader, self._sock)
+        nursery.start_soon(self._watchdog, self._closed)
+
+    def _close_socket(self, sock: socket.socket | None = None) -> None:
+        """Close ``sock`` (default: the current socket), waking whoever waits on it."""
+        if sock is None or sock is self._sock:
+            sock, self._sock = self._sock, None
+        if sock is not None and sock.fileno() >= 0:
+            trio.lowlevel.notify_closing(sock)  # wakes a waiting reader or writer
+            sock.close()
 
     def supports(self, api_key: int, ours: tuple[int, int] | None = None) -> bool:
         """Whether :meth:`pick` would find a version (e.g. does the broker offer CreateTopics)."""
@@ -183,23 +266,57 @@ class BrokerConnection:
             f"{self.host}:{self.port} serves {name} versions {theirs or 'none'}, this client speaks {ours}"
         )
 
-    async def _reader(self, stream: trio.SocketStream) -> None:
-        self._stream = stream
+    async def _reader(self, sock: socket.socket) -> None:
         decoder = kproto.FrameDecoder()
+        recv = sock.recv
+        reads = 0
         try:
             while True:
-                data = await stream.receive_some(1 << 18)
+                try:
+                    data = recv(_CHUNK)
+                except BlockingIOError:
+                    reads = 0
+                    await trio.lowlevel.wait_readable(sock)
+                    continue
                 if not data:
                     self.peer_closed = True
                     raise KafkaConnectionError(f"{self.host}:{self.port} closed the connection")
                 decoder.feed(data)
                 while (frame := decoder.next_frame()) is not None:
                     self._deliver(frame)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError, KafkaConnectionError) as exc:
+                reads += 1
+                if len(data) == _CHUNK or reads >= _READS_PER_CHECKPOINT:
+                    reads = 0
+                    await trio.lowlevel.checkpoint()  # a fast sender must not starve the loop
+        except (trio.ClosedResourceError, OSError, KafkaConnectionError) as exc:
             self._fail_all(exc if isinstance(exc, KafkaConnectionError) else KafkaConnectionError(str(exc)))
         except kproto.KprotoError as exc:
             self._fail_all(KafkaConnectionError(f"unreadable response from {self.host}:{self.port}: {exc}"))
-            await self.aclose()
+        finally:  # also when the client's loop is cancelled: the fd must not wait for the GC
+            self._close_socket(sock)
+
+    async def _watchdog(self, closed: trio.Event) -> None:
+        """Times out called-back requests: closes the connection when one is overdue.
+
+        One task per connection, ticking at a quarter of the request timeout
+        (at most 1 s), instead of a cancel scope per request; a timeout fires
+        up to a tick late.
+        """
+        tick = min(1.0, max(0.01, self.request_timeout_s / 4))
+        while True:
+            with trio.move_on_after(tick):
+                await closed.wait()
+            if closed.is_set():
+                return
+            now = trio.current_time()
+            if any(p.deadline <= now for p in self._pending.values()):
+                self._fail_all(
+                    KafkaTimeoutError(
+                        f"no response from {self.host}:{self.port} within {self.request_timeout_s:.1f}s"
+                    )
+                )
+                self._close_socket()
+                return
 
     def _deliver(self, frame: bytes) -> None:
         correlation_id = int.from_bytes(frame[4:8], "big", signed=True)
@@ -213,15 +330,16 @@ class BrokerConnection:
                 pending.response = kproto.decode_response(pending.api_key, pending.version, frame).body
         except kproto.KprotoError as exc:
             pending.error = exc
-        pending.done.set()
+        pending.finish()
 
     def _fail_all(self, exc: BaseException) -> None:
-        self.error = exc
+        if self.error is None:
+            self.error = exc
         self._closed.set()
-        for pending in self._pending.values():
+        failed, self._pending = self._pending, {}
+        for pending in failed.values():
             pending.error = exc
-            pending.done.set()
-        self._pending.clear()
+            pending.finish()
 
     async def send(
         self, api_key: int, version: int, body: dict[str, Any], *, expect_response: bool = True
@@ -242,28 +360,58 @@ class BrokerConnection:
         *,
         decode: Callable[[bytes], Any] | None = None,
         expect_response: bool = True,
+        on_response: OnResponse | None = None,
     ) -> _Pending | None:
         """:meth:`send` for a request framed by the caller: ``encode(correlation_id)``
         returns the whole frame, ``decode(frame)`` (default: the grammar) reads the
-        response.  The producer's struct fast path (:mod:`kproto.produce_fast`) uses it."""
-        if self.closed or self._stream is None:
+        response.  The producer's struct fast path (:mod:`kproto.produce_fast`) uses it.
+
+        With ``on_response`` nothing is returned to wait on: the reader calls
+        ``on_response(response, None)``, or ``(None, error)`` when the connection
+        fails or the request times out (``request_timeout_s``); exactly once.
+        """
+        sock = self._sock
+        if self.closed or sock is None:
             raise KafkaConnectionError(f"connection to {self.host}:{self.port} is closed") from self.error
         correlation_id = next(self._ids)
         frame = encode(correlation_id)
         pending = None
         if expect_response:
-            pending = self._pending[correlation_id] = _Pending(api_key, version, decode)
+            deadline = float("inf")
+            if on_response is not None:
+                deadline = trio.current_time() + self.request_timeout_s
+            pending = _Pending(api_key, version, decode, on_response, deadline)
+            self._pending[correlation_id] = pending
         try:
-            async with self._send_lock:
-                await self._stream.send_all(frame)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            sent = 0
+            if not self._send_lock.locked():  # nothing queued ahead: try the kernel at once
+                try:
+                    sent = sock.send(frame)
+                except BlockingIOError:
+                    sent = 0
+            if sent < len(frame):
+                async with self._send_lock:
+                    await self._send_rest(sock, memoryview(frame)[sent:])
+        except (trio.ClosedResourceError, OSError) as exc:
             error = KafkaConnectionError(f"sending to {self.host}:{self.port} failed: {exc}")
+            if pending is not None and on_response is not None:
+                self._pending.pop(correlation_id, None)  # raised, so not called back too
             self._fail_all(error)
+            self._close_socket()
             raise error from exc
-        return pending
+        return None if on_response is not None else pending
+
+    @staticmethod
+    async def _send_rest(sock: socket.socket, view: memoryview) -> None:
+        while view:
+            try:
+                view = view[sock.send(view) :]
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(sock)
 
     async def wait(self, pending: _Pending, timeout_s: float | None = None) -> Any:
         """The response body for a request :meth:`send` returned."""
+        assert pending.done is not None, "a called-back request is not waited on"
         try:
             with trio.fail_after(self.request_timeout_s if timeout_s is None else timeout_s):
                 await pending.done.wait()
@@ -284,6 +432,5 @@ class BrokerConnection:
 
     async def aclose(self) -> None:
         self._fail_all(KafkaConnectionError("connection closed by the client"))
-        if self._stream is not None:
-            with trio.CancelScope(shield=True):
-                await self._stream.aclose()
+        self._close_socket()
+        await trio.lowlevel.checkpoint()

@@ -44,7 +44,6 @@ from hmb_client.batches import (
     magic_for_produce,
 )
 from hmb_client.cluster import Cluster, cluster_config_of
-from hmb_client.connection import BrokerConnection
 from hmb_client.errors import (
     IllegalStateError,
     KafkaConnectionError,
@@ -457,60 +456,64 @@ class Producer:
         return send
 
     async def _sender(self, cluster: Cluster) -> None:
-        limits: dict[int, trio.Semaphore] = {}
-        async with trio.open_nursery() as nursery:
-            while not (self._stopping and not self._acc.unfinished):
-                batches, next_at = self._drain()
-                if batches and self._idempotence is not None:
-                    batches = await self._idempotent_selection(cluster, batches)
-                    if not batches:
-                        with self._acc.lock:
-                            self._acc.sender_idle = True  # all held back: send() must wake us
+        limits: dict[int, _InFlight] = {}
+        busy_rounds = 0  # rounds in a row that never waited, so never let another task run
+        while not (self._stopping and not self._acc.unfinished):
+            busy_rounds += 1
+            if busy_rounds > _BUSY_ROUNDS:
+                busy_rounds = 0
+                await trio.lowlevel.checkpoint()
+            batches, next_at = self._drain()
+            if batches and self._idempotence is not None:
+                batches = await self._idempotent_selection(cluster, batches)
                 if not batches:
-                    assert self._wake is not None
-                    timeout = 1.0 if next_at is None else max(0.0, next_at - time.monotonic())
-                    with trio.move_on_after(timeout):
-                        await self._wake.wait()
-                    self._wake = trio.Event()
-                    continue
-                by_leader: dict[int, list[ProducerBatch]] = {}
-                leaders: dict[str, list[int] | KafkaError] = {}
-                for batch in batches:
-                    # one metadata lookup per topic per round: with the broker down, each
-                    # lookup waits out its timeout, which must not be paid per batch
-                    if batch.topic not in leaders:
-                        try:
-                            leaders[batch.topic] = (await cluster.topic(batch.topic, timeout_s=5.0)).leaders
-                        except KafkaError as exc:
-                            leaders[batch.topic] = exc
-                    found = leaders[batch.topic]
-                    if isinstance(found, KafkaError):
-                        self._not_sent(batch, found)
-                    elif batch.partition >= len(found):
-                        self._not_sent(
-                            batch,
-                            error_for(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)(
-                                f"{batch.topic} has no partition {batch.partition}"
-                            ),
-                        )
-                    else:
-                        by_leader.setdefault(found[batch.partition], []).append(batch)
-                for leader, group in by_leader.items():
-                    sem = limits.setdefault(
-                        leader, trio.Semaphore(self.config.max_in_flight_requests_per_connection)
+                    with self._acc.lock:
+                        self._acc.sender_idle = True  # all held back: send() must wake us
+            if not batches:
+                assert self._wake is not None
+                timeout = 1.0 if next_at is None else max(0.0, next_at - time.monotonic())
+                with trio.move_on_after(timeout):
+                    await self._wake.wait()
+                self._wake = trio.Event()
+                busy_rounds = 0
+                continue
+            by_leader: dict[int, list[ProducerBatch]] = {}
+            leaders: dict[str, list[int] | KafkaError] = {}
+            for batch in batches:
+                # one metadata lookup per topic per round: with the broker down, each
+                # lookup waits out its timeout, which must not be paid per batch
+                if batch.topic not in leaders:
+                    try:
+                        leaders[batch.topic] = (await cluster.topic(batch.topic, timeout_s=5.0)).leaders
+                    except KafkaError as exc:
+                        leaders[batch.topic] = exc
+                found = leaders[batch.topic]
+                if isinstance(found, KafkaError):
+                    self._not_sent(batch, found)
+                elif batch.partition >= len(found):
+                    self._not_sent(
+                        batch,
+                        error_for(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)(
+                            f"{batch.topic} has no partition {batch.partition}"
+                        ),
                     )
-                    for request in self._split(group):
-                        # Written here, in order: batches of one partition reach the broker in
-                        # the order they were filled.  Only the wait for the answer is a task.
-                        await sem.acquire()
-                        if self._idempotence is not None:
-                            request = self._still_in_order(request)
-                            if not request:
-                                sem.release()
-                                continue
-                        pending = await self._write_request(cluster, leader, request, sem)
-                        if pending is not None:
-                            nursery.start_soon(self._await_response, cluster, pending, request, sem)
+                else:
+                    by_leader.setdefault(found[batch.partition], []).append(batch)
+            for leader, group in by_leader.items():
+                limit = limits.get(leader)
+                if limit is None:
+                    limit = limits[leader] = _InFlight(self.config.max_in_flight_requests_per_connection)
+                for request in self._split(group):
+                    # Written here, in order: batches of one partition reach the broker in
+                    # the order they were filled.  The answer comes back through a callback.
+                    if await limit.acquire():
+                        busy_rounds = 0
+                    if self._idempotence is not None:
+                        request = self._still_in_order(request)
+                        if not request:
+                            limit.release()
+                            continue
+                    await self._write_request(cluster, leader, request, limit)
 
     def _split(self, batches: list[ProducerBatch]) -> list[list[ProducerBatch]]:
         """Group batches into requests: at most max_request_size bytes and one batch per
@@ -555,9 +558,9 @@ class Producer:
         return list(topics.items())
 
     async def _write_request(
-        self, cluster: Cluster, leader: int, batches: list[ProducerBatch], sem: trio.Semaphore
-    ) -> tuple[BrokerConnection, Any] | None:
-        """Write one Produce request; returns what to wait on (None when done or failed).
+        self, cluster: Cluster, leader: int, batches: list[ProducerBatch], limit: _InFlight
+    ) -> None:
+        """Write one Produce request; its answer comes to :meth:`_answered`.
 
         Framed by :mod:`kproto.produce_fast` (struct) rather than the grammar:
         at 16 KiB batches the grammar's encode and decode were a quarter of
@@ -568,8 +571,8 @@ class Producer:
             version = conn.pick(ApiKey.PRODUCE)
             topics = self._encode(batches, version)
             if not batches:
-                sem.release()
-                return None
+                limit.release()
+                return
             cfg = self.config
             client_id, acks, timeout_ms = conn.client_id, int(cfg.acks), cfg.request_timeout_ms
 
@@ -580,14 +583,18 @@ class Producer:
                 await conn.send_encoded(ApiKey.PRODUCE, version, encode, expect_response=False)
                 for b in batches:
                     self._finished(b, -1, None)
-                sem.release()
-                return None
-            decode = partial(produce_acks, version)
-            return conn, await conn.send_encoded(ApiKey.PRODUCE, version, encode, decode=decode)
+                limit.release()
+                return
+            await conn.send_encoded(
+                ApiKey.PRODUCE,
+                version,
+                encode,
+                decode=partial(produce_acks, version),
+                on_response=partial(self._answered, cluster, batches, limit),
+            )
         except (KafkaConnectionError, KafkaTimeoutError) as exc:
             self._connection_failed(cluster, batches, exc)
-            sem.release()
-            return None
+            limit.release()
 
     def _not_sent(self, batch: ProducerBatch, error: BaseException) -> None:
         """A batch drained for sending did not go out (no leader, unencodable, no connection)."""
@@ -602,20 +609,21 @@ class Producer:
                 self._idempotence.connection_lost(b)
             self._retry_or_fail(b, exc)
 
-    async def _await_response(
+    def _answered(
         self,
         cluster: Cluster,
-        pending: tuple[BrokerConnection, Any],
         batches: list[ProducerBatch],
-        sem: trio.Semaphore,
+        limit: _InFlight,
+        response: Any,
+        failure: BaseException | None,
     ) -> None:
-        conn, handle = pending
+        """A Produce request's answer, or why there is none (called by the connection's reader)."""
         idem = self._idempotence
         try:
-            try:
-                response = await conn.wait(handle)
-            except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                self._connection_failed(cluster, batches, exc)
+            if failure is not None:
+                if not isinstance(failure, KafkaError):  # an unreadable answer: as if it never came
+                    failure = KafkaConnectionError(str(failure))
+                self._connection_failed(cluster, batches, failure)
                 return
             results = {(a.topic, a.partition): a for a in response}
             for b in batches:
@@ -636,7 +644,7 @@ class Producer:
                     cluster.invalidate(b.topic)
                 self._retry_or_fail(b, error, force=verdict == RETRY)
         finally:
-            sem.release()
+            limit.release()
             if idem is not None:
                 self._wakeup()  # batches held back for ordering may go now
 
@@ -674,6 +682,40 @@ class Producer:
         else:
             batch.fail(error)
 
+
+class _InFlight:
+    """Produce requests in flight to one broker, at most ``limit``.
+
+    A semaphore whose ``acquire`` does not yield while a permit is free
+    (``trio.Semaphore``'s always does: a scheduler pass, and with it a
+    chance for the caller's thread to take the GIL; see
+    :mod:`hmb_client.connection`).  Only the sender acquires.
+    """
+
+    __slots__ = ("_freed", "count", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        self._freed = trio.Event()
+
+    async def acquire(self) -> bool:
+        """Take a permit; True when that meant waiting for one."""
+        waited = False
+        while self.count >= self.limit:
+            await self._freed.wait()
+            self._freed = trio.Event()
+            waited = True
+        self.count += 1
+        return waited
+
+    def release(self) -> None:
+        self.count -= 1
+        self._freed.set()
+
+
+#: Sender rounds that wrote without ever waiting before it lets other tasks run.
+_BUSY_ROUNDS = 8
 
 _REFRESH_CODES = frozenset(
     {

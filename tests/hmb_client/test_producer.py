@@ -7,6 +7,8 @@ broker restart and failures that must not hang are each checked.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from typing import Any
@@ -16,6 +18,7 @@ from broker_process import BrokerProcess, rdkafka_read_back
 
 from hmb_client.errors import (
     KafkaError,
+    KafkaTimeoutError,
     MessageTooLargeError,
     NoBrokersAvailable,
     UnknownTopicOrPartitionError,
@@ -182,3 +185,26 @@ def test_broker_killed_mid_send_never_hangs(broker: BrokerProcess) -> None:
         assert f.done()
     assert all(f.exception(0) is not None for f in futures[-10:]), "records sent after the kill must fail"
     p.close(1)
+
+
+def test_request_timeout_fails_the_request_and_reconnects(broker: BrokerProcess) -> None:
+    # Requests are timed by one watchdog per connection, not a cancel scope each: a
+    # broker that stops answering must still fail them after request_timeout_ms, and
+    # the producer must carry on over a new connection once the broker answers again.
+    p = Producer(broker.bootstrap, retries=0, request_timeout_ms=1000, linger_ms=0)
+    try:
+        p.send("stall", b"before").get(30)
+        assert broker.proc is not None
+        os.kill(broker.proc.pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            stalled = p.send("stall", b"during")
+            with pytest.raises(KafkaTimeoutError, match="no response"):
+                stalled.get(15)
+            waited = time.monotonic() - started
+            assert 0.9 <= waited < 5, f"timed out after {waited:.2f}s, not ~1s"
+        finally:
+            os.kill(broker.proc.pid, signal.SIGCONT)
+        assert p.send("stall", b"after").get(30).offset >= 1
+    finally:
+        p.close(5)
