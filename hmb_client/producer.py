@@ -71,7 +71,8 @@ _COMPRESSION = {
     "lz4": Compression.LZ4,
     "zstd": Compression.ZSTD,  # RecordBatch v2 only: fails against Produce v0-2 leaders
 }
-_time = time.time
+_time_ns = time.time_ns
+_new_future = object.__new__
 _TopicData = list[tuple[str, list[tuple[int, bytes | None]]]]  # a Produce request's records
 _MAGIC0_OVERHEAD = 26  # offset, size, crc, magic, attributes, key and value lengths
 
@@ -240,7 +241,7 @@ class Producer:
         if headers:
             size += check_headers(headers)
         if timestamp_ms is None:
-            timestamp_ms = int(_time() * 1000)
+            timestamp_ms = _time_ns() // 1_000_000
         if size > self._max_request_size:
             return FutureRecordMetadata(
                 None,
@@ -251,7 +252,10 @@ class Producer:
             )
         n = self._partition_counts.get(topic) or self._partitions(topic)
         acc = self._acc
-        with acc.lock:
+        # acquire/release rather than ``with``: half the cost (~170 against ~390 ns
+        # measured here), and send() pays it for every record
+        acc.lock.acquire()
+        try:
             if partition is None:
                 # every partitioner picks 0 of 1 (murmur2 % 1, sticky, round robin)
                 partition = 0 if n == 1 else self._partitioner(topic, key, n)
@@ -291,7 +295,14 @@ class Producer:
                 self._io.call_soon(self._wakeup)
             if acc.closed > self._backlog_per_partition * n:
                 self._wait_for_sender(n)
-        return FutureRecordMetadata(batch, index)
+        finally:
+            acc.lock.release()
+        # the future without a call to __init__: ~170 against ~290 ns, per record
+        future = _new_future(FutureRecordMetadata)
+        future._batch = batch
+        future._index = index
+        future._error = None
+        return future
 
     def _close_batch(self, tp: tuple[str, int], batch: ProducerBatch, partitions: int) -> None:
         """Move a batch from open to ready (lock held)."""
