@@ -155,6 +155,10 @@ class OffsetIndex:
             with open(self.path, "r+b") as f:
                 f.truncate(self.entries * ENTRY_SIZE)
 
+    def discard(self) -> None:
+        """Unmap without msync or trim: the file is about to be removed."""
+        self._unmap()
+
     def delete(self) -> None:
         self._unmap()
         try:

@@ -59,6 +59,12 @@ def validate_topic_name(name: str) -> None:
         )
 
 
+def _remove_all(directories: list[Path]) -> None:
+    """Remove renamed partition directories, in one worker thread rather than one each."""
+    for directory in directories:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 class LogManager:
     """Owns every :class:`PartitionLog` of the broker."""
 
@@ -229,8 +235,7 @@ class LogManager:
                 doomed.append(target)
         finally:
             self.deleting.discard(topic)
-        for path in doomed:
-            await trio.to_thread.run_sync(shutil.rmtree, path, True)
+        await trio.to_thread.run_sync(_remove_all, doomed)
         log.info("deleted topic %s (%d partition(s))", topic, len(logs))
 
     def all_logs(self) -> list[PartitionLog]:

@@ -435,12 +435,14 @@ class PartitionLog:
     async def delete(self) -> None:
         """Refuse further appends, wake waiting fetches and close every file (DeleteTopics).
 
-        The directory itself is removed by the log manager.  Readers holding
-        a region keep their descriptors until they unpin them.
+        The files are not flushed first: they are about to be removed.  The
+        directory itself is removed by the log manager.  Readers holding a
+        region keep their descriptors until they unpin them.
         """
         async with self._state.modify():
             self.deleted = True
-            self.close()
+            for seg in self.segments.values():
+                seg.discard()
         event, self._appended = self._appended, trio.Event()
         event.set()
 

@@ -331,6 +331,16 @@ class LogSegment:
         if self._pins == 0:
             self._close_fd()
 
+    def discard(self) -> None:
+        """Close without flushing: the topic is being deleted, its files are about to go.
+
+        An fsync per file (and two per new directory) cost DeleteTopics of
+        4,000 partitions six seconds, all of it blocking the event loop.
+        """
+        self.index.discard()
+        if self._pins == 0:
+            self._close_fd()
+
     def delete(self) -> None:
         """Remove both files; the descriptor stays valid for pinned readers."""
         self._deleted = True
