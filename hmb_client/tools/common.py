@@ -61,8 +61,7 @@ def add_connection_options(parser: argparse.ArgumentParser, *, timeout_ms: int) 
         metavar="HOST:PORT",
         default=DEFAULT_BOOTSTRAP,
         help=(
-            "the broker to connect to; a comma-separated list is tried in turn "
-            f"(default {DEFAULT_BOOTSTRAP})"
+            f"the broker to connect to; a comma-separated list is tried in turn (default {DEFAULT_BOOTSTRAP})"
         ),
     )
     group.add_argument(
@@ -81,24 +80,35 @@ def add_producer_options(parser: argparse.ArgumentParser, *, acks: int) -> None:
     """The producer settings both ``hmb produce`` and ``hmb perf produce`` take."""
     group = parser.add_argument_group("producer")
     group.add_argument(
-        "--acks", "--request-required-acks",
-        type=acks_value, default=acks, metavar="{0,1,-1,all}",
+        "--acks",
+        "--request-required-acks",
+        type=acks_value,
+        default=acks,
+        metavar="{0,1,-1,all}",
         help=(
             "acknowledgement the broker gives each request: 0 = none (fire and forget), 1 = the "
             f"leader has written it, -1/all = all in-sync replicas have (default {acks})"
         ),
     )
     group.add_argument(
-        "--compression-type", "--compression-codec",
-        choices=COMPRESSION_TYPES, default="none",
+        "--compression-type",
+        "--compression-codec",
+        choices=COMPRESSION_TYPES,
+        default="none",
         help="compress each batch with this codec (default none)",
     )
     group.add_argument(
-        "--batch-size", type=positive_int, default=16_384, metavar="BYTES",
+        "--batch-size",
+        type=positive_int,
+        default=16_384,
+        metavar="BYTES",
         help="collect up to this many bytes per partition into one batch before sending (default 16384)",
     )
     group.add_argument(
-        "--linger-ms", type=non_negative_int, default=5, metavar="MS",
+        "--linger-ms",
+        type=non_negative_int,
+        default=5,
+        metavar="MS",
         help="wait up to this long for a batch to fill before sending it anyway (default 5)",
     )
 
@@ -122,9 +132,7 @@ def parse_properties(items: Iterable[str], known: dict[str, str], what: str) -> 
         if not sep or not key:
             raise CliError(f"--property expects KEY=VALUE, got {item!r}", code=2)
         if key not in known:
-            raise CliError(
-                f"unknown {what} property {key!r}; known: {', '.join(sorted(known))}", code=2
-            )
+            raise CliError(f"unknown {what} property {key!r}; known: {', '.join(sorted(known))}", code=2)
         props[key] = value
     return props
 

@@ -72,7 +72,10 @@ def register(sub: Any) -> None:
     produce.add_argument("topic", metavar="TOPIC", help="topic to send to")
     produce.add_argument("--file", metavar="FILE", help="read lines from FILE instead of standard input")
     produce.add_argument(
-        "--property", metavar="KEY=VALUE", action="append", default=[],
+        "--property",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
         help="line parsing, repeatable. " + _property_help(PRODUCE_PROPERTIES),
     )
     add_producer_options(produce, acks=1)
@@ -94,14 +97,16 @@ def register(sub: Any) -> None:
     start = consume.add_mutually_exclusive_group()
     start.add_argument("--from-beginning", action="store_true", help="start at the earliest offset")
     start.add_argument(
-        "--offset", metavar="N|earliest|latest",
+        "--offset",
+        metavar="N|earliest|latest",
         help="start at this offset (in every partition read, unless --partition narrows it)",
     )
     consume.add_argument(
         "--partition", type=non_negative_int, metavar="P", help="read only partition P (default: all)"
     )
     consume.add_argument(
-        "--group", metavar="G",
+        "--group",
+        metavar="G",
         help="consumer group whose committed offsets to start from and to commit to (assigned "
         "partitions; no group membership, the broker speaks Kafka 0.8)",
     )
@@ -110,17 +115,23 @@ def register(sub: Any) -> None:
         "--timeout-ms", type=positive_int, metavar="MS", help="exit when no record arrived for MS"
     )
     consume.add_argument(
-        "--format", choices=("value", "key-value", "json"), default="value",
+        "--format",
+        choices=("value", "key-value", "json"),
+        default="value",
         help="value: the value's bytes; key-value: key, key.separator, value; json: one object a line "
         "with topic, partition, offset, timestamp, key, value (default value)",
     )
     consume.add_argument(
-        "--binary", action="store_true",
+        "--binary",
+        action="store_true",
         help="with --format json, give key and value as base64 "
         "(default: UTF-8 text, invalid bytes as U+FFFD)",
     )
     consume.add_argument(
-        "--property", metavar="KEY=VALUE", action="append", default=[],
+        "--property",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
         help="output formatting, repeatable. " + _property_help(CONSUME_PROPERTIES),
     )
     add_connection_options(consume, timeout_ms=TIMEOUT_MS)
@@ -145,8 +156,10 @@ def run_produce(ns: argparse.Namespace) -> int:
         with open_admin(ns) as admin:
             ensure_topic(admin, ns.topic, ns.request_timeout_ms / 1000)
         producer = Producer(
-            ns.bootstrap_server, client_id="hmb-console-producer",
-            request_timeout_ms=ns.request_timeout_ms, **producer_settings(ns),
+            ns.bootstrap_server,
+            client_id="hmb-console-producer",
+            request_timeout_ms=ns.request_timeout_ms,
+            **producer_settings(ns),
         )
         tracker = AckTracker()
         progress = Progress(unit="lines sent")
@@ -218,14 +231,25 @@ class RecordFormatter:
 
     def __call__(self, r: ConsumerRecord) -> bytes:
         if self.json:
-            return json.dumps({
-                "topic": r.topic, "partition": r.partition, "offset": r.offset,
-                "timestamp": r.timestamp, "key": self._text(r.key), "value": self._text(r.value),
-            }, ensure_ascii=False).encode() + b"\n"
+            return (
+                json.dumps(
+                    {
+                        "topic": r.topic,
+                        "partition": r.partition,
+                        "offset": r.offset,
+                        "timestamp": r.timestamp,
+                        "key": self._text(r.key),
+                        "value": self._text(r.value),
+                    },
+                    ensure_ascii=False,
+                ).encode()
+                + b"\n"
+            )
         fields: list[bytes] = []
         if self.print_timestamp:
-            fields.append(b"NO_TIMESTAMP" if r.timestamp is None or r.timestamp < 0
-                          else b"CreateTime:%d" % r.timestamp)
+            fields.append(
+                b"NO_TIMESTAMP" if r.timestamp is None or r.timestamp < 0 else b"CreateTime:%d" % r.timestamp
+            )
         if self.print_partition:
             fields.append(b"Partition:%d" % r.partition)
         if self.print_offset:
@@ -263,8 +287,11 @@ def run_consume(ns: argparse.Namespace) -> int:
     with open_admin(ns) as admin:
         ensure_topic(admin, ns.topic, ns.request_timeout_ms / 1000)
     consumer = Consumer(
-        bootstrap_servers=ns.bootstrap_server, group_id=ns.group, client_id="hmb-console-consumer",
-        auto_offset_reset="latest", enable_auto_commit=False,
+        bootstrap_servers=ns.bootstrap_server,
+        group_id=ns.group,
+        client_id="hmb-console-consumer",
+        auto_offset_reset="latest",
+        enable_auto_commit=False,
     )
     out = sys.stdout.buffer
     count = 0

@@ -78,11 +78,17 @@ def register(sub: Any) -> None:
     amount.add_argument("--num-records", type=positive_int, metavar="N", help="send N records")
     amount.add_argument("--duration", type=positive_float, metavar="S", help="send for S seconds")
     produce.add_argument(
-        "--record-size", type=positive_int, default=100, metavar="BYTES",
+        "--record-size",
+        type=positive_int,
+        default=100,
+        metavar="BYTES",
         help="value size of each record (default 100)",
     )
     produce.add_argument(
-        "--throughput", type=float, default=-1, metavar="MSGS_PER_S",
+        "--throughput",
+        type=float,
+        default=-1,
+        metavar="MSGS_PER_S",
         help="target rate in records/s; -1 = as fast as possible (default -1)",
     )
     _add_report_options(produce)
@@ -102,11 +108,17 @@ def register(sub: Any) -> None:
     consume.add_argument("--topic", required=True, help="topic to read")
     consume.add_argument("--messages", type=positive_int, required=True, metavar="N", help="read N records")
     consume.add_argument(
-        "--fetch-size", type=positive_int, default=1_048_576, metavar="BYTES",
+        "--fetch-size",
+        type=positive_int,
+        default=1_048_576,
+        metavar="BYTES",
         help="the most bytes fetched per partition per request (default 1048576)",
     )
     consume.add_argument(
-        "--timeout-ms", type=positive_int, default=10_000, metavar="MS",
+        "--timeout-ms",
+        type=positive_int,
+        default=10_000,
+        metavar="MS",
         help="fail when no record arrives for MS (default 10000)",
     )
     _add_report_options(consume)
@@ -117,11 +129,15 @@ def register(sub: Any) -> None:
 def _add_report_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("report")
     group.add_argument(
-        "--reporting-interval-ms", type=positive_int, default=1000, metavar="MS",
+        "--reporting-interval-ms",
+        type=positive_int,
+        default=1000,
+        metavar="MS",
         help="print a line per interval of MS (default 1000)",
     )
     group.add_argument(
-        "--json", action="store_true",
+        "--json",
+        action="store_true",
         help="print only one JSON object at the end (totals, latency percentiles, the intervals)",
     )
 
@@ -195,11 +211,13 @@ class Report:
         dt = max(now - self.last_at, 1e-9)
         records = count - self.last_count
         iv = Interval(
-            round(now - self.started, 3), records,
-            round(records / dt, 1), round((nbytes - self.last_bytes) / dt / MB, 3),
+            round(now - self.started, 3),
+            records,
+            round(records / dt, 1),
+            round((nbytes - self.last_bytes) / dt / MB, 3),
         )
         if latencies is not None:
-            window = latencies[self.last_latency:]
+            window = latencies[self.last_latency :]
             self.last_latency = len(latencies)
             if len(window):
                 iv.latency_avg_ms = round(sum(window) / len(window), 3)
@@ -227,7 +245,9 @@ def run_perf_produce(ns: argparse.Namespace) -> int:
         ensure_topic(admin, ns.topic, ns.request_timeout_ms / 1000)
     payload = "".join(random.choices(string.ascii_uppercase, k=ns.record_size)).encode()
     producer = Producer(
-        ns.bootstrap_server, client_id="hmb-perf-producer", request_timeout_ms=ns.request_timeout_ms,
+        ns.bootstrap_server,
+        client_id="hmb-perf-producer",
+        request_timeout_ms=ns.request_timeout_ms,
         **producer_settings(ns),
     )
     k = sample_every(ns.num_records)
@@ -294,8 +314,11 @@ def run_perf_produce(ns: argparse.Namespace) -> int:
         "latency_ms": {key: round(v, 3) if isinstance(v, float) else v for key, v in lat.items()},
         "latency_sample_every": k,
         "config": {
-            "acks": ns.acks, "batch_size": ns.batch_size, "linger_ms": ns.linger_ms,
-            "compression_type": ns.compression_type, "throughput": ns.throughput,
+            "acks": ns.acks,
+            "batch_size": ns.batch_size,
+            "linger_ms": ns.linger_ms,
+            "compression_type": ns.compression_type,
+            "throughput": ns.throughput,
             "bootstrap_server": ns.bootstrap_server,
         },
         "intervals": [asdict(iv) for iv in report.intervals],
@@ -315,8 +338,14 @@ def run_perf_produce(ns: argparse.Namespace) -> int:
 
 
 def _tick(
-    tracker: AckTracker, report: Report, progress: Any, latencies: array[float],
-    ns: argparse.Namespace, out: Any, now: float, final: bool = False,
+    tracker: AckTracker,
+    report: Report,
+    progress: Any,
+    latencies: array[float],
+    ns: argparse.Namespace,
+    out: Any,
+    now: float,
+    final: bool = False,
 ) -> None:
     """Count acknowledgements; close an interval when due (or the last, partial one)."""
     tracker.drain()
@@ -345,8 +374,11 @@ def run_perf_consume(ns: argparse.Namespace) -> int:
     with open_admin(ns) as admin:
         ensure_topic(admin, ns.topic, ns.request_timeout_ms / 1000)
     consumer = Consumer(
-        bootstrap_servers=ns.bootstrap_server, group_id=None, client_id="hmb-perf-consumer",
-        auto_offset_reset="earliest", enable_auto_commit=False,
+        bootstrap_servers=ns.bootstrap_server,
+        group_id=None,
+        client_id="hmb-perf-consumer",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
         max_partition_fetch_bytes=ns.fetch_size,
     )
     report = Report(ns.reporting_interval_ms / 1000)
@@ -406,7 +438,8 @@ def run_perf_consume(ns: argparse.Namespace) -> int:
             f"in {elapsed:.2f} s"
         )
     if count < ns.messages:
-        raise CliError(f"only {count} of {ns.messages} records read (none arrived for {ns.timeout_ms} ms, "
-                       "or interrupted)")
+        raise CliError(
+            f"only {count} of {ns.messages} records read (none arrived for {ns.timeout_ms} ms, "
+            "or interrupted)"
+        )
     return 0
-

@@ -125,10 +125,16 @@ def format_table(descriptions: list[TopicDescription]) -> str:
     rows = [header]
     for d in descriptions:
         for p in d.partitions:
-            rows.append((
-                d.name, str(p.partition), str(p.leader) if p.leader >= 0 else "none",
-                str(p.earliest_offset), str(p.latest_offset), str(p.messages),
-            ))
+            rows.append(
+                (
+                    d.name,
+                    str(p.partition),
+                    str(p.leader) if p.leader >= 0 else "none",
+                    str(p.earliest_offset),
+                    str(p.latest_offset),
+                    str(p.messages),
+                )
+            )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for r in rows:

@@ -160,9 +160,7 @@ def assign_batches(
             patch64(buf, pos, offset)
             if partition_leader_epoch is not None:
                 _INT32.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, partition_leader_epoch)
-            producers.append(
-                ProducerBatch(pid, epoch, seq, lod, offset, bool(attrs & TRANSACTIONAL_MASK))
-            )
+            producers.append(ProducerBatch(pid, epoch, seq, lod, offset, bool(attrs & TRANSACTIONAL_MASK)))
             offset += count
             if mts > max_ts:
                 max_ts = mts
@@ -182,9 +180,7 @@ def _check_header(
     if count <= 0:
         raise CorruptRecordError(f"record batch with record count {count} at byte {pos}")
     if lod != count - 1:
-        raise CorruptRecordError(
-            f"record batch at byte {pos}: lastOffsetDelta {lod} but {count} records"
-        )
+        raise CorruptRecordError(f"record batch at byte {pos}: lastOffsetDelta {lod} but {count} records")
     if attrs & CONTROL_MASK and not allow_control:
         raise CorruptRecordError(f"control batch from a producer at byte {pos}")
     if pid >= 0 and seq < 0 and not attrs & CONTROL_MASK:  # markers carry no sequence

@@ -276,9 +276,7 @@ def _lz4_decompress(data: bytes, max_size: int) -> bytes:
     return out
 
 
-def _lz4_blocks(
-    data: bytes, blocks: list[tuple[int, int, bool]], block_max: int, max_size: int
-) -> bytes:
+def _lz4_blocks(data: bytes, blocks: list[tuple[int, int, bool]], block_max: int, max_size: int) -> bytes:
     """Inflate block by block, stopping as soon as the output passes ``max_size``.
 
     Used only when the frame's worst case exceeds the limit.  Blocks are decompressed
@@ -328,12 +326,7 @@ def _zstd_bound(data: bytes) -> int:
         fhd = data[pos]
         single = fhd & 0x20
         fcs_flag = fhd >> 6
-        pos += (
-            1
-            + (0 if single else 1)
-            + (0, 1, 2, 4)[fhd & 0x03]
-            + ((1 if single else 0), 2, 4, 8)[fcs_flag]
-        )
+        pos += 1 + (0 if single else 1) + (0, 1, 2, 4)[fhd & 0x03] + ((1 if single else 0), 2, 4, 8)[fcs_flag]
         while True:
             if pos + 3 > end:
                 raise CorruptRecordError("truncated zstd block")

@@ -100,12 +100,7 @@ def read_records(
                 allow_partial_tail=allow_partial_tail,
                 max_decompressed_bytes=max_decompressed_bytes,
             ).records()
-            extend(
-                [
-                    new(cls, (r[0], -1 if r[1] is None else r[1], r[2], r[3], no_headers))
-                    for r in legacy
-                ]
-            )
+            extend([new(cls, (r[0], -1 if r[1] is None else r[1], r[2], r[3], no_headers)) for r in legacy])
             pos = stop
     if pos < end and not allow_partial_tail:
         raise CorruptRecordError(f"record set truncated inside the entry at byte {pos}")

@@ -213,9 +213,7 @@ def _inner_records(inner: bytes, wrapper_magic: int) -> list[LegacyRecord]:
         raise CorruptRecordError("compressed message with no inner messages")
     for rec in records:
         if rec[4] != wrapper_magic:
-            raise CorruptRecordError(
-                f"inner message magic {rec[4]} inside a magic {wrapper_magic} wrapper"
-            )
+            raise CorruptRecordError(f"inner message magic {rec[4]} inside a magic {wrapper_magic} wrapper")
         if rec[5] & CODEC_MASK:
             raise CorruptRecordError("nested compression inside a wrapper message")
     return records
@@ -495,9 +493,7 @@ class MessageSetReader:
     def _expand(self, wrapper: _Parsed) -> list[LegacyRecord]:
         """The inner records of a wrapper, with absolute offsets."""
         magic = wrapper[3]
-        records = _inner_records(
-            _wrapper_payload(self._data, wrapper, self._max_decompressed), magic
-        )
+        records = _inner_records(_wrapper_payload(self._data, wrapper, self._max_decompressed), magic)
         base = 0
         if magic == 1 and wrapper[1] != 0:  # 0: offsets not assigned yet (producer data)
             base = wrapper[1] - records[-1][0]
@@ -509,8 +505,7 @@ class MessageSetReader:
             ts = wrapper[5]
             bit = TIMESTAMP_TYPE_MASK
             return [
-                _new_record(LegacyRecord, (r[0] + base, ts, r[2], r[3], 1, r[5] | bit, r[6]))
-                for r in records
+                _new_record(LegacyRecord, (r[0] + base, ts, r[2], r[3], 1, r[5] | bit, r[6])) for r in records
             ]
         if base:
             return [_new_record(LegacyRecord, (r[0] + base, *r[1:])) for r in records]

@@ -151,9 +151,7 @@ def assign_run(
         if mend - pos > limit:
             raise RecordTooLargeError(mend - pos, limit)
         if msg[4] & CODEC_MASK:
-            count, ts, replacement = _assign_wrapper(
-                buf, data, pos, msg, offset, max_decompressed_bytes
-            )
+            count, ts, replacement = _assign_wrapper(buf, data, pos, msg, offset, max_decompressed_bytes)
             if replacement is not None:
                 if len(replacement) > limit:
                     raise RecordTooLargeError(len(replacement), limit)

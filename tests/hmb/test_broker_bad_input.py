@@ -81,8 +81,13 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = 10.0) 
         time.sleep(0.005)
 
 
-def raw_frame(api_key: int, version: int, correlation_id: int, body: bytes, client_id: bytes = b"bad",
-              ) -> bytes:
+def raw_frame(
+    api_key: int,
+    version: int,
+    correlation_id: int,
+    body: bytes,
+    client_id: bytes = b"bad",
+) -> bytes:
     """A request frame built by hand (any key/version, any body), header v1."""
     header = struct.pack(">hhih", api_key, version, correlation_id, len(client_id)) + client_id
     return kproto.add_prefix(header + body)
@@ -99,8 +104,13 @@ def create_topic(client: WireClient, topic: str) -> None:
     assert md.topics[0].error_code == ErrorCode.NONE, ErrorCode(md.topics[0].error_code).name
 
 
-def produce_ok(client: WireClient, topic: str, values: list[bytes], partition: int = 0, magic: int = 0,
-               ) -> int:
+def produce_ok(
+    client: WireClient,
+    topic: str,
+    values: list[bytes],
+    partition: int = 0,
+    magic: int = 0,
+) -> int:
     records = build_message_set([(None, v) for v in values], magic=magic)
     p = produce_response(client, topic, partition, records)
     assert p.error_code == ErrorCode.NONE, ErrorCode(p.error_code).name
@@ -111,8 +121,12 @@ def fetch_partition(client: WireClient, topic: str, offset: int, partition: int 
     return client.request(FETCH, 0, fetch_body(topic, partition, offset, **kw)).responses[0].partitions[0]
 
 
-def fetch_all(client: WireClient, topic: str, partition: int = 0, offset: int = 0,
-              ) -> list[tuple[int, bytes | None]]:
+def fetch_all(
+    client: WireClient,
+    topic: str,
+    partition: int = 0,
+    offset: int = 0,
+) -> list[tuple[int, bytes | None]]:
     """Every (offset, value) from ``offset`` to the high watermark."""
     out: list[tuple[int, bytes | None]] = []
     while True:
@@ -131,19 +145,48 @@ def high_watermark(client: WireClient, topic: str, partition: int = 0) -> int:
     return int(p.high_watermark)
 
 
-def list_offsets(client: WireClient, topic: str, timestamp: int, partition: int = 0, max_num: int = 10,
-                 ) -> Any:
-    body = {"replica_id": -1, "topics": [{"name": topic, "partitions": [
-        {"partition_index": partition, "timestamp": timestamp, "max_num_offsets": max_num}]}]}
+def list_offsets(
+    client: WireClient,
+    topic: str,
+    timestamp: int,
+    partition: int = 0,
+    max_num: int = 10,
+) -> Any:
+    body = {
+        "replica_id": -1,
+        "topics": [
+            {
+                "name": topic,
+                "partitions": [
+                    {"partition_index": partition, "timestamp": timestamp, "max_num_offsets": max_num}
+                ],
+            }
+        ],
+    }
     return client.request(LIST_OFFSETS, 0, body).topics[0].partitions[0]
 
 
-def commit_body(group: str, topic: str, partition: int, offset: int, metadata: str | None = "",
-                ) -> dict[str, Any]:
-    partitions = [{"partition_index": partition, "committed_offset": offset, "commit_timestamp": -1,
-                   "committed_metadata": metadata}]
-    return {"group_id": group, "generation_id": -1, "member_id": "",
-            "topics": [{"name": topic, "partitions": partitions}]}
+def commit_body(
+    group: str,
+    topic: str,
+    partition: int,
+    offset: int,
+    metadata: str | None = "",
+) -> dict[str, Any]:
+    partitions = [
+        {
+            "partition_index": partition,
+            "committed_offset": offset,
+            "commit_timestamp": -1,
+            "committed_metadata": metadata,
+        }
+    ]
+    return {
+        "group_id": group,
+        "generation_id": -1,
+        "member_id": "",
+        "topics": [{"name": topic, "partitions": partitions}],
+    }
 
 
 def offset_fetch(client: WireClient, group: str, topic: str, partition: int = 0, version: int = 1) -> Any:
@@ -256,7 +299,7 @@ class Healthy:
         assert md.topics[0].error_code == ErrorCode.NONE
         self.produce(f"acked after the bad input #{len(self.records)}".encode())
         assert fetch_all(self.client, self.topic) == self.records
-        new_lines = self.broker.lines[self.log_mark:]
+        new_lines = self.broker.lines[self.log_mark :]
         bad = [line for line in new_lines if " ERROR " in line or "Traceback" in line]
         assert not bad, "the broker logged errors:\n" + "".join(new_lines[-40:])
 
@@ -368,8 +411,10 @@ def test_fetch_below_log_start_after_retention(short_retention: BrokerProcess) -
         create_topic(c, "rolled")
         for i in range(4):  # 4 appends of 700 bytes: a segment each (log.segment.bytes=1024)
             assert produce_ok(c, "rolled", [bytes([65 + i]) * 700]) == i
-        wait_until(lambda: list(list_offsets(c, "rolled", -2).old_style_offsets) == [3],
-                   "retention deleted the closed segments")
+        wait_until(
+            lambda: list(list_offsets(c, "rolled", -2).old_style_offsets) == [3],
+            "retention deleted the closed segments",
+        )
         for offset in (0, 2, 5):
             p = fetch_partition(c, "rolled", offset)
             assert (p.error_code, p.high_watermark, p.records) == (OUT_OF_RANGE, 4, b""), offset
@@ -430,10 +475,16 @@ def _tiny_size(ms: bytearray) -> None:
     struct.pack_into(">i", ms, 8, 3)
 
 
-@pytest.mark.parametrize("corrupt", [_flip_value_byte, _flip_crc, _bad_magic, _truncate, _tiny_size],
-                         ids=["value-byte-flipped", "crc-flipped", "magic-7", "truncated", "size-too-small"])
-def test_corrupt_message_set(shared: BrokerProcess, healthy: Healthy, corrupt: Callable[[bytearray], None],
-                             ) -> None:
+@pytest.mark.parametrize(
+    "corrupt",
+    [_flip_value_byte, _flip_crc, _bad_magic, _truncate, _tiny_size],
+    ids=["value-byte-flipped", "crc-flipped", "magic-7", "truncated", "size-too-small"],
+)
+def test_corrupt_message_set(
+    shared: BrokerProcess,
+    healthy: Healthy,
+    corrupt: Callable[[bytearray], None],
+) -> None:
     topic = healthy.topic + ".data"
     with WireClient(shared.bootstrap) as c:
         create_topic(c, topic)
@@ -469,13 +520,13 @@ def test_invalid_topic_names(shared: BrokerProcess, healthy: Healthy) -> None:
 # ============================================================ 6. unknown key / version
 
 
-UNSUPPORTED = [(9999, 0), (50, 0), (-1, 0),
-               (METADATA, 99), (PRODUCE, 9), (FETCH, 12), (METADATA, -1)]
+UNSUPPORTED = [(9999, 0), (50, 0), (-1, 0), (METADATA, 99), (PRODUCE, 9), (FETCH, 12), (METADATA, -1)]
 
 
 @pytest.mark.parametrize(("api_key", "version"), UNSUPPORTED, ids=[f"{k}v{v}" for k, v in UNSUPPORTED])
-def test_unsupported_api_key_or_version_closes(shared: BrokerProcess, healthy: Healthy, api_key: int,
-                                              version: int) -> None:
+def test_unsupported_api_key_or_version_closes(
+    shared: BrokerProcess, healthy: Healthy, api_key: int, version: int
+) -> None:
     with WireClient(shared.bootstrap) as bad:
         bad.send_raw(raw_frame(api_key, version, 7, struct.pack(">i", 0)))
         expect_closed(bad)
@@ -486,8 +537,9 @@ def test_unsupported_api_key_or_version_closes(shared: BrokerProcess, healthy: H
 
 def _bad_then_good(broker: BrokerProcess, attempts: int) -> list[str]:
     """Send a bad request with good ones pipelined behind it, ``attempts`` times; the peers used."""
-    good = b"".join(kproto.encode_request(METADATA, 0, cid, metadata_body(), client_id="x")
-                    for cid in range(8, 13))
+    good = b"".join(
+        kproto.encode_request(METADATA, 0, cid, metadata_body(), client_id="x") for cid in range(8, 13)
+    )
     peers = []
     for _ in range(attempts):
         with WireClient(broker.bootstrap) as bad:
@@ -515,8 +567,10 @@ def test_truncated_frame_then_disconnect(shared: BrokerProcess, healthy: Healthy
     with WireClient(shared.bootstrap) as bad:
         name = peer(bad)
         bad.send_raw(struct.pack(">i", 100) + b"0123456789")
-    shared.wait_for_log(rf" INFO hmb\.net\.connection: {re.escape(name)} disconnected in the middle "
-                        r"of a request \(14 bytes\)")
+    shared.wait_for_log(
+        rf" INFO hmb\.net\.connection: {re.escape(name)} disconnected in the middle "
+        r"of a request \(14 bytes\)"
+    )
     healthy.check()
 
 
@@ -693,8 +747,9 @@ def big_partition(shared: BrokerProcess) -> tuple[str, int]:
 
 
 @pytest.mark.parametrize("abort", [True, False], ids=["reset", "close"])
-def test_disconnect_mid_response(shared: BrokerProcess, healthy: Healthy, big_partition: tuple[str, int],
-                                 abort: bool) -> None:
+def test_disconnect_mid_response(
+    shared: BrokerProcess, healthy: Healthy, big_partition: tuple[str, int], abort: bool
+) -> None:
     topic, count = big_partition
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)  # before connect: no autotuning
@@ -702,6 +757,7 @@ def test_disconnect_mid_response(shared: BrokerProcess, healthy: Healthy, big_pa
     s.connect(("127.0.0.1", shared.port))
     ours = s.getsockname()[1]
     s.sendall(kproto.encode_request(FETCH, 0, 1, fetch_body(topic, 0, 0, max_bytes=16 << 20)))
+
     # The response has started to arrive and the broker has more of it queued: it is in the
     # middle of writing (8 MiB do not fit in our 64 KiB window plus its send buffer) ...
     def mid_response() -> bool:
@@ -731,8 +787,11 @@ def test_disconnect_during_long_poll_releases_connection(broker: BrokerProcess) 
         side = broker_side(broker, bad.sock)
         assert side is not None
         bad.close()
-        wait_until(lambda: not broker_holds_socket(broker, side.inode),
-                   "the broker closed the socket of the departed client", timeout=3)
+        wait_until(
+            lambda: not broker_holds_socket(broker, side.inode),
+            "the broker closed the socket of the departed client",
+            timeout=3,
+        )
         h.check()
 
 
@@ -783,8 +842,12 @@ def test_pipelined_responses_come_back_in_request_order(shared: BrokerProcess, h
     kinds = [PRODUCE, METADATA, FETCH, LIST_OFFSETS]
     with WireClient(shared.bootstrap) as c:
         c.request(METADATA, 0, metadata_body(topic))
-        lo_body = {"replica_id": -1, "topics": [{"name": topic, "partitions": [
-            {"partition_index": 0, "timestamp": -1, "max_num_offsets": 1}]}]}
+        lo_body = {
+            "replica_id": -1,
+            "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1, "max_num_offsets": 1}]}
+            ],
+        }
         sent: list[tuple[int, int]] = []
         frames = bytearray()
         for i in range(50):
@@ -891,6 +954,7 @@ def test_list_offsets(shared: BrokerProcess, healthy: Healthy) -> None:
 def test_offset_commit_errors(shared: BrokerProcess, healthy: Healthy) -> None:
     topic = healthy.topic
     with WireClient(shared.bootstrap) as c:
+
         def commit(group: str, offset: int, metadata: str | None = "", version: int = 1) -> int:
             body = commit_body(group, topic, 0, offset, metadata)
             return int(c.request(OFFSET_COMMIT, version, body).topics[0].partitions[0].error_code)
@@ -930,9 +994,14 @@ def test_committed_offset_survives_kill_9(broker: BrokerProcess) -> None:
 
 
 def create_topics_body(*topics: tuple[str, int], validate_only: bool = False) -> dict[str, Any]:
-    return {"topics": [{"name": name, "num_partitions": n, "replication_factor": 1, "assignments": [],
-                        "configs": []} for name, n in topics],
-            "timeout_ms": 1000, "validate_only": validate_only}
+    return {
+        "topics": [
+            {"name": name, "num_partitions": n, "replication_factor": 1, "assignments": [], "configs": []}
+            for name, n in topics
+        ],
+        "timeout_ms": 1000,
+        "validate_only": validate_only,
+    }
 
 
 def test_create_topics_bounded_like_kafka(shared: BrokerProcess, healthy: Healthy) -> None:
@@ -946,7 +1015,8 @@ def test_create_topics_bounded_like_kafka(shared: BrokerProcess, healthy: Health
         got = c.request(ApiKey.CREATE_TOPICS, 1, create_topics_body(("huge", INT32_MAX), ("small", 1)))
         assert [(t.name, t.error_code, t.error_message) for t in got.topics] == [
             (name, ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
-            for name in ("huge", "small")]
+            for name in ("huge", "small")
+        ]
         # the boundary: 1 topic record + 9,999 partition records is allowed (validated only here)
         ok = c.request(ApiKey.CREATE_TOPICS, 1, create_topics_body(("edge", 9_999), validate_only=True))
         assert ok.topics[0].error_code == ErrorCode.NONE

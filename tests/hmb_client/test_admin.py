@@ -38,8 +38,10 @@ def test_create_list_describe_with_offsets(make_broker: Any) -> None:
                     producer.send("orders", b"v%d" % i, partition=partition)
             producer.flush(30)
         described = admin.describe_topic("orders")
-        assert [(p.partition, p.leader, p.earliest_offset, p.latest_offset, p.messages)
-                for p in described.partitions] == [(0, 0, 0, 5, 5), (1, 0, 0, 0, 0), (2, 0, 0, 2, 2)]
+        assert [
+            (p.partition, p.leader, p.earliest_offset, p.latest_offset, p.messages)
+            for p in described.partitions
+        ] == [(0, 0, 0, 5, 5), (1, 0, 0, 0, 0), (2, 0, 0, 2, 2)]
         assert described.messages == 7
         listed = admin.list_topics()
         assert set(listed) == {"orders"}

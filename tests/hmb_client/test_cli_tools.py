@@ -44,7 +44,10 @@ SUBCOMMANDS = [
 def hmb(*args: str, stdin: bytes = b"", timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "hmb_client.cli", *args],
-        input=stdin, capture_output=True, timeout=timeout, cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
 
@@ -128,14 +131,31 @@ def test_topics_create_list_describe(make_broker: Any, capsys: pytest.CaptureFix
 
 # ------------------------------------------------------------------ produce / consume
 
-LINES = [b"k1:v1", b"k2:value with spaces\ttab", b":empty key", b"k4:", "k5:h\u00e9llo \u2603".encode(),
-         b"k6:a:b:c", b"k7:\xff\xfebinary"]
+LINES = [
+    b"k1:v1",
+    b"k2:value with spaces\ttab",
+    b":empty key",
+    b"k4:",
+    "k5:h\u00e9llo \u2603".encode(),
+    b"k6:a:b:c",
+    b"k7:\xff\xfebinary",
+]
 
 
 def test_produce_then_consume_in_every_format(broker: BrokerProcess) -> None:
     bs = ["--bootstrap-server", broker.bootstrap]
-    result = ok(hmb("produce", "lines", *bs, "--property", "parse.key=true", "--property", "key.separator=:",
-                    stdin=b"\n".join(LINES) + b"\n"))
+    result = ok(
+        hmb(
+            "produce",
+            "lines",
+            *bs,
+            "--property",
+            "parse.key=true",
+            "--property",
+            "key.separator=:",
+            stdin=b"\n".join(LINES) + b"\n",
+        )
+    )
     assert b"7 record(s) sent to lines" in result.stderr
     pairs = [line.split(b":", 1) for line in LINES]
     common = ["consume", "lines", *bs, "--from-beginning", "--max-messages", str(len(LINES))]
@@ -183,8 +203,15 @@ def test_produce_failure_exits_1(make_broker: Any) -> None:
 
 
 def test_produce_line_without_separator_is_an_error(broker: BrokerProcess) -> None:
-    result = hmb("produce", "strict", "--bootstrap-server", broker.bootstrap, "--property", "parse.key=true",
-                 stdin=b"a\tb\nno separator\n")
+    result = hmb(
+        "produce",
+        "strict",
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--property",
+        "parse.key=true",
+        stdin=b"a\tb\nno separator\n",
+    )
     assert result.returncode == 1
     assert b"line 2 has no key separator" in result.stderr
 
@@ -213,15 +240,38 @@ def test_consume_offset_and_partition(make_broker: Any) -> None:
     broker = make_broker("num.partitions=2")
     bs = ["--bootstrap-server", broker.bootstrap]
     # parse.key with keys chosen so both partitions get records (murmur2, as Kafka's clients)
-    ok(hmb("produce", "parts", *bs, "--property", "parse.key=true",
-           stdin=b"".join(b"key%d\tv%d\n" % (i, i) for i in range(20))))
+    ok(
+        hmb(
+            "produce",
+            "parts",
+            *bs,
+            "--property",
+            "parse.key=true",
+            stdin=b"".join(b"key%d\tv%d\n" % (i, i) for i in range(20)),
+        )
+    )
     both = ok(hmb("consume", "parts", *bs, "--from-beginning", "--max-messages", "20", "--format", "json"))
     records = [json.loads(line) for line in both.stdout.splitlines()]
     assert sorted(r["value"] for r in records) == sorted(f"v{i}" for i in range(20))
     in_p1 = [r for r in records if r["partition"] == 1]
     assert in_p1 and len(in_p1) < 20
-    tail = ok(hmb("consume", "parts", *bs, "--partition", "1", "--offset", "1", "--timeout-ms", "1000",
-                  "--property", "print.offset=true", "--property", "print.partition=true"))
+    tail = ok(
+        hmb(
+            "consume",
+            "parts",
+            *bs,
+            "--partition",
+            "1",
+            "--offset",
+            "1",
+            "--timeout-ms",
+            "1000",
+            "--property",
+            "print.offset=true",
+            "--property",
+            "print.partition=true",
+        )
+    )
     assert tail.stdout == b"".join(
         b"Partition:1\tOffset:%d\t%s\n" % (r["offset"], r["value"].encode()) for r in in_p1[1:]
     )
@@ -234,8 +284,24 @@ def test_consume_offset_and_partition(make_broker: Any) -> None:
 
 def test_perf_produce_json_then_perf_consume_json(broker: BrokerProcess) -> None:
     bs = ["--bootstrap-server", broker.bootstrap]
-    result = ok(hmb("perf", "produce", "--topic", "bench", "--num-records", "5000", "--record-size", "200",
-                    "--batch-size", "8192", "--linger-ms", "2", "--json", *bs))
+    result = ok(
+        hmb(
+            "perf",
+            "produce",
+            "--topic",
+            "bench",
+            "--num-records",
+            "5000",
+            "--record-size",
+            "200",
+            "--batch-size",
+            "8192",
+            "--linger-ms",
+            "2",
+            "--json",
+            *bs,
+        )
+    )
     report = json.loads(result.stdout)
     assert (report["records"], report["records_sent"], report["records_failed"]) == (5000, 5000, 0)
     assert report["record_size"] == 200
@@ -255,8 +321,22 @@ def test_perf_produce_json_then_perf_consume_json(broker: BrokerProcess) -> None
 
 
 def test_perf_produce_duration_and_target_rate(broker: BrokerProcess) -> None:
-    result = ok(hmb("perf", "produce", "--topic", "paced", "--duration", "1.5", "--throughput", "400",
-                    "--reporting-interval-ms", "500", "--bootstrap-server", broker.bootstrap))
+    result = ok(
+        hmb(
+            "perf",
+            "produce",
+            "--topic",
+            "paced",
+            "--duration",
+            "1.5",
+            "--throughput",
+            "400",
+            "--reporting-interval-ms",
+            "500",
+            "--bootstrap-server",
+            broker.bootstrap,
+        )
+    )
     lines = result.stdout.decode().splitlines()
     summary = lines[-1]
     sent = int(summary.split()[0])
@@ -277,14 +357,18 @@ def test_perf_consume_reports_a_shortfall(broker: BrokerProcess) -> None:
 # ------------------------------------------------------------------ errors
 
 
-@pytest.mark.parametrize("args", [
-    ["topics", "list"],
-    ["topics", "create", "t"],
-    ["produce", "t"],
-    ["consume", "t"],
-    ["perf", "produce", "--topic", "t", "--num-records", "10"],
-    ["perf", "consume", "--topic", "t", "--messages", "10"],
-], ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["topics", "list"],
+        ["topics", "create", "t"],
+        ["produce", "t"],
+        ["consume", "t"],
+        ["perf", "produce", "--topic", "t", "--num-records", "10"],
+        ["perf", "consume", "--topic", "t", "--messages", "10"],
+    ],
+    ids=lambda a: " ".join(a[:2]),
+)
 def test_unreachable_bootstrap_is_one_line_and_fast(args: list[str]) -> None:
     server = f"127.0.0.1:{free_port()}"
     started = time.monotonic()
@@ -308,14 +392,27 @@ def test_bad_bootstrap_address_is_one_line(capsys: pytest.CaptureFixture[str]) -
 def test_record_formatter() -> None:
     record = ConsumerRecord("t", 2, 41, 1700000000000, b"k", b"v\xff")
     null = ConsumerRecord("t", 0, 7, None, None, None)
-    fmt = RecordFormatter("value", {"print.timestamp": "true", "print.offset": "true", "print.key": "true",
-                                    "key.separator": "|", "line.separator": "\\r\\n"}, binary=False)
+    fmt = RecordFormatter(
+        "value",
+        {
+            "print.timestamp": "true",
+            "print.offset": "true",
+            "print.key": "true",
+            "key.separator": "|",
+            "line.separator": "\\r\\n",
+        },
+        binary=False,
+    )
     assert fmt(record) == b"CreateTime:1700000000000|Offset:41|k|v\xff\r\n"
     assert fmt(null) == b"NO_TIMESTAMP|Offset:7|null|null\r\n"
     assert RecordFormatter("value", {"null.literal": "-"}, binary=False)(null) == b"-\n"
     assert json.loads(RecordFormatter("json", {}, binary=False)(record)) == {
-        "topic": "t", "partition": 2, "offset": 41, "timestamp": 1700000000000,
-        "key": "k", "value": "v\ufffd",
+        "topic": "t",
+        "partition": 2,
+        "offset": 41,
+        "timestamp": 1700000000000,
+        "key": "k",
+        "value": "v\ufffd",
     }
     assert json.loads(RecordFormatter("json", {}, binary=True)(null))["value"] is None
 

@@ -80,9 +80,14 @@ def test_unknown_and_bad_settings_are_rejected() -> None:
         ConsumerConfig(auto_offset_reset="oldest")
     assert ConsumerConfig(auto_offset_reset="smallest").auto_offset_reset == "earliest"
     cfg = ConsumerConfig()
-    assert (cfg.client_id, cfg.auto_offset_reset, cfg.enable_auto_commit, cfg.max_poll_records,
-            cfg.max_partition_fetch_bytes, cfg.fetch_max_wait_ms) == ("hmb-consumer", "latest", True, 500,
-                                                                      1048576, 500)
+    assert (
+        cfg.client_id,
+        cfg.auto_offset_reset,
+        cfg.enable_auto_commit,
+        cfg.max_poll_records,
+        cfg.max_partition_fetch_bytes,
+        cfg.fetch_max_wait_ms,
+    ) == ("hmb-consumer", "latest", True, 500, 1048576, 500)
 
 
 # --------------------------------------------------------------------------- basics
@@ -103,8 +108,9 @@ def test_assign_and_poll_everything_from_earliest(broker: BrokerProcess) -> None
 
 def test_poll_honours_max_records_and_iteration_stops_on_timeout(broker: BrokerProcess) -> None:
     produce(broker, TOPIC, 300)
-    with Consumer(broker.bootstrap, auto_offset_reset="earliest", max_poll_records=40,
-                  consumer_timeout_ms=300) as c:
+    with Consumer(
+        broker.bootstrap, auto_offset_reset="earliest", max_poll_records=40, consumer_timeout_ms=300
+    ) as c:
         c.assign([TP])
         first = consume(c, 1)
         assert [r.offset for r in first] == [0]
@@ -234,8 +240,12 @@ def test_deserializers(broker: BrokerProcess) -> None:
         p.send(TOPIC, json.dumps({"n": 1}).encode(), key=b"one", partition=0)
         p.send(TOPIC, None, key=None, partition=0)  # a tombstone stays None
         p.flush(10)
-    with Consumer(broker.bootstrap, auto_offset_reset="earliest", key_deserializer=bytes.decode,
-                  value_deserializer=json.loads) as c:
+    with Consumer(
+        broker.bootstrap,
+        auto_offset_reset="earliest",
+        key_deserializer=bytes.decode,
+        value_deserializer=json.loads,
+    ) as c:
         c.assign([TP])
         got = consume(c, 2)
     assert [(r.key, r.value) for r in got] == [("one", {"n": 1}), (None, None)]
@@ -327,8 +337,12 @@ def test_commit_needs_a_group(broker: BrokerProcess) -> None:
 
 def test_auto_commit_runs_on_its_interval(broker: BrokerProcess) -> None:
     produce(broker, TOPIC, 50)
-    with Consumer(broker.bootstrap, group_id="auto", auto_offset_reset="earliest",
-                  auto_commit_interval_ms=100) as c, Consumer(broker.bootstrap, group_id="auto") as observer:
+    with (
+        Consumer(
+            broker.bootstrap, group_id="auto", auto_offset_reset="earliest", auto_commit_interval_ms=100
+        ) as c,
+        Consumer(broker.bootstrap, group_id="auto") as observer,
+    ):
         c.assign([TP])
         consume(c, 50)
         deadline = time.monotonic() + 10
@@ -345,8 +359,13 @@ def test_commit_async_callback(broker: BrokerProcess) -> None:
         results.append((offsets, error, threading.current_thread().name))
         done.set()
 
-    with Consumer(broker.bootstrap, group_id="ga", auto_offset_reset="earliest", enable_auto_commit=False,
-                  request_timeout_ms=2000) as c:
+    with Consumer(
+        broker.bootstrap,
+        group_id="ga",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        request_timeout_ms=2000,
+    ) as c:
         c.assign([TP])
         consume(c, 7)
         c.commit_async(callback=callback)
@@ -381,8 +400,12 @@ def test_broker_killed_mid_poll_consumption_resumes_without_loss_or_duplicates(b
             errors.append(exc)
             back.set()
 
-    with Consumer(broker.bootstrap, auto_offset_reset="earliest", max_partition_fetch_bytes=16384,
-                  reconnect_backoff_max_ms=200) as c:
+    with Consumer(
+        broker.bootstrap,
+        auto_offset_reset="earliest",
+        max_partition_fetch_bytes=16384,
+        reconnect_backoff_max_ms=200,
+    ) as c:
         c.assign([TP])
         threading.Thread(target=crash_and_recover, daemon=True).start()
         deadline = time.monotonic() + 60
@@ -406,8 +429,15 @@ def test_broker_killed_mid_poll_consumption_resumes_without_loss_or_duplicates(b
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4"])
 def test_compressed_messages_from_librdkafka(broker: BrokerProcess, codec: str) -> None:
     n = 3000
-    p = ck.Producer({"bootstrap.servers": broker.bootstrap, **LEGACY, "compression.codec": codec,
-                     "linger.ms": 20, "batch.size": 16384})
+    p = ck.Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            **LEGACY,
+            "compression.codec": codec,
+            "linger.ms": 20,
+            "batch.size": 16384,
+        }
+    )
     topic = f"zipped-{codec}"
     for i in range(n):
         p.produce(topic, _value(i), key=_key(i), partition=0)
@@ -423,8 +453,12 @@ def test_compressed_messages_from_librdkafka(broker: BrokerProcess, codec: str) 
 def test_hmb_producer_to_kafka_python_and_librdkafka(broker: BrokerProcess) -> None:
     n = 2000
     produce(broker, TOPIC, n)
-    kc = kafka.KafkaConsumer(bootstrap_servers=broker.bootstrap, api_version=(0, 8, 2),
-                             auto_offset_reset="earliest", enable_auto_commit=False)
+    kc = kafka.KafkaConsumer(
+        bootstrap_servers=broker.bootstrap,
+        api_version=(0, 8, 2),
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
     kc.assign([kafka.TopicPartition(TOPIC, 0)])
     seen: list[Any] = []
     deadline = time.monotonic() + 30
@@ -434,8 +468,9 @@ def test_hmb_producer_to_kafka_python_and_librdkafka(broker: BrokerProcess) -> N
     kc.close()
     assert [(TOPIC, 0, m.offset, m.key, m.value) for m in seen] == expected(0, n)
 
-    rc = ck.Consumer({"bootstrap.servers": broker.bootstrap, **LEGACY, "group.id": "v",
-                      "enable.auto.commit": False})
+    rc = ck.Consumer(
+        {"bootstrap.servers": broker.bootstrap, **LEGACY, "group.id": "v", "enable.auto.commit": False}
+    )
     rc.assign([ck.TopicPartition(TOPIC, 0, 0)])
     msgs: list[Any] = []
     deadline = time.monotonic() + 30
