@@ -1,5 +1,10 @@
 """The broker: the log, the groups, the committed offsets and the listener, in one nursery.
 
+The broker owns the services (:class:`hmb.api.context.Services`) and wires
+them together: one dispatcher answers every connection's requests over
+those services, and the listener hands it the frames.  Handlers see the
+services, never this object.
+
 ``Broker.run`` is a trio task that reports the bound address through
 ``task_status`` once everything is loaded and listening; cancelling it stops
 the listener and closes the log cleanly (flush, trim indexes, write the
@@ -14,6 +19,8 @@ import socket
 import trio
 
 from hmb import __version__
+from hmb.api.context import Services
+from hmb.api.dispatch import Dispatcher
 from hmb.config import BrokerConfig, Listener
 from hmb.groups.coordinator import GroupCoordinator
 from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
@@ -28,12 +35,13 @@ class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.logs = LogManager(list(config.log_dirs), config.log)
-        self._offsets: OffsetStore | None = None
         self.groups = GroupCoordinator(
             min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
+        self.services = Services(config, self.logs, self.groups, self.advertised)
+        self.dispatcher = Dispatcher(self.services)
         self.bound: tuple[str, int] | None = None
 
     def advertised(self) -> Listener:
@@ -47,15 +55,15 @@ class Broker:
 
     @property
     def offsets(self) -> OffsetStore:
-        assert self._offsets is not None, "Broker.open() first"
-        return self._offsets
+        return self.services.offsets
 
     def open(self) -> None:
         """Load every partition and the committed offsets."""
         self.logs.load()
         plog = self.logs.get(OFFSETS_TOPIC, 0) or self.logs.create_topic(OFFSETS_TOPIC, 1)[0]
-        self._offsets = OffsetStore(plog)
-        loaded = self._offsets.load()
+        offsets = OffsetStore(plog)
+        loaded = offsets.load()
+        self.services.offsets = offsets
         if loaded:
             log.info("loaded %d committed-offset records from %s", loaded, OFFSETS_TOPIC)
 
@@ -66,7 +74,7 @@ class Broker:
         self.open()
         try:
             async with trio.open_nursery() as nursery:
-                host, port = await nursery.start(serve, self)
+                host, port = await nursery.start(serve, self.config, self.dispatcher)
                 self.bound = (host, port)
                 await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)

@@ -70,9 +70,3 @@ class FrameDecoder:
         del self._buf[:end]
         self._need = None
         return out
-
-    def bytes_wanted(self) -> int:
-        """How many more bytes complete the current frame (at least 1)."""
-        if self._need is None:
-            return max(1, 4 - len(self._buf))
-        return max(1, 4 + self._need - len(self._buf))

@@ -1,56 +1,43 @@
 """Which requests and responses kproto has grammars for.
 
-One entry per API key, from the one module per key in
-:mod:`kproto.messages`.  The broker's own handler registry decides what it
-*serves*; this only says what kproto can encode and decode.
+Rule: the registry is *found*, never listed.  Every module in
+:mod:`kproto.messages` declares one API key (``REQUEST`` and ``RESPONSE``,
+:class:`kproto.schema.Message`), and this module imports them all at load
+time; adding a key is adding a module there, and nothing here changes.
+Two modules declaring the same key is an error at import.
+
+The broker's own handler registry decides what it *serves*; this only says
+what kproto can encode and decode.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
+from kproto import messages
 from kproto.errors import UnsupportedVersionError
-from kproto.messages import (
-    api_versions,
-    create_topics,
-    delete_topics,
-    describe_groups,
-    fetch,
-    find_coordinator,
-    heartbeat,
-    init_producer_id,
-    join_group,
-    leave_group,
-    list_groups,
-    list_offsets,
-    metadata,
-    offset_commit,
-    offset_fetch,
-    produce,
-    sync_group,
-)
 from kproto.schema import Message
 
-_MODULES = (
-    produce,
-    fetch,
-    list_offsets,
-    metadata,
-    offset_commit,
-    offset_fetch,
-    find_coordinator,
-    join_group,
-    heartbeat,
-    leave_group,
-    sync_group,
-    describe_groups,
-    list_groups,
-    api_versions,
-    create_topics,
-    delete_topics,
-    init_producer_id,
-)
 
-REQUESTS: dict[int, Message] = {m.REQUEST.api_key: m.REQUEST for m in _MODULES}
-RESPONSES: dict[int, Message] = {m.RESPONSE.api_key: m.RESPONSE for m in _MODULES}
+def _discover() -> tuple[dict[int, Message], dict[int, Message]]:
+    requests: dict[int, Message] = {}
+    responses: dict[int, Message] = {}
+    for info in sorted(pkgutil.iter_modules(messages.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{messages.__name__}.{info.name}")
+        request: Message = module.REQUEST
+        response: Message = module.RESPONSE
+        key = request.api_key
+        if key is None or key != response.api_key:
+            raise ImportError(f"{module.__name__}: REQUEST and RESPONSE must declare the same api key")
+        if key in requests:
+            raise ImportError(f"{module.__name__}: api key {key} is declared twice")
+        requests[key] = request
+        responses[key] = response
+    return dict(sorted(requests.items())), dict(sorted(responses.items()))
+
+
+REQUESTS, RESPONSES = _discover()
 
 
 def request_message(api_key: int, version: int) -> Message:
@@ -71,4 +58,4 @@ def response_message(api_key: int, version: int) -> Message:
 
 def supported_versions() -> dict[int, tuple[int, int]]:
     """``api_key -> (min, max)`` for every request kproto can decode."""
-    return {key: (m.min_version, m.max_version) for key, m in sorted(REQUESTS.items())}
+    return {key: (m.min_version, m.max_version) for key, m in REQUESTS.items()}

@@ -39,11 +39,21 @@ def test_example_runs(code: str, request: pytest.FixtureRequest) -> None:
     exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
 
 
-def test_the_covered_versions_table_matches_the_registry() -> None:
-    """The README's "What is covered" table is what kproto actually declares."""
+def test_the_covered_versions_table_matches_the_registries() -> None:
+    """The README's "What is covered" table: what kproto declares and what hmb serves."""
+    from hmb.api import HANDLERS
     from kproto.registry import supported_versions
 
+    def versions(low: str, high: str) -> tuple[int, int]:
+        return int(low), int(high or low)
+
     text = README.read_text()
-    rows = re.findall(r"^\| [A-Za-z]+ \((\d+)\) \| (\d+)(?:\u2013(\d+))? \|$", text, flags=re.MULTILINE)
-    table = {int(key): (int(low), int(high or low)) for key, low, high in rows}
-    assert table == supported_versions()
+    rows = re.findall(
+        r"^\| [A-Za-z]+ \((\d+)\) \| (\d+)(?:\u2013(\d+))? \| (?:(\d+)(?:\u2013(\d+))?|\u2014) \|$",
+        text,
+        flags=re.MULTILINE,
+    )
+    declared = {int(key): versions(lo, hi) for key, lo, hi, _slo, _shi in rows}
+    served = {int(key): versions(slo, shi) for key, _lo, _hi, slo, shi in rows if slo}
+    assert declared == supported_versions()
+    assert served == {h.api_key: (h.min_version, h.max_version) for h in HANDLERS.values()}

@@ -1,11 +1,11 @@
 """ApiVersions: what this broker serves, read from the handler registry itself.
 
 Modern clients ask this first and then use, per API, the highest version
-both sides know.  The table is built from :data:`hmb.api.HANDLERS`, so
-what is advertised is exactly what is served.  A request version above
-ours is answered (by the network layer, which cannot decode it) with
-UNSUPPORTED_VERSION in the v0 layout, listing the table, as Kafka does; the
-client then retries with a version from it.
+both sides know.  The table is built from the handler registry
+(:mod:`hmb.api.registry`), so what is advertised is exactly what is
+served.  A request version above ours is answered (by the dispatcher, which
+cannot decode it) with UNSUPPORTED_VERSION in the v0 layout, listing the
+table, as Kafka does; the client then retries with a version from it.
 """
 
 from __future__ import annotations
@@ -14,26 +14,25 @@ from typing import Any
 
 import kproto
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import HANDLERS, Handler, handles
 from kproto import ApiKey, ErrorCode
 
-API_KEY = ApiKey.API_VERSIONS
-VERSIONS = (0, 3)
 
-
-def supported_table() -> list[dict[str, Any]]:
-    from hmb.api import HANDLERS  # the registry imports this module
-
+def supported_table(handlers: dict[int, Handler] | None = None) -> list[dict[str, Any]]:
+    """``[{api_key, min_version, max_version}, ...]`` of ``handlers`` (default: the registry)."""
+    table = HANDLERS if handlers is None else handlers
     return [
         {"api_key": h.api_key, "min_version": h.min_version, "max_version": h.max_version}
-        for h in sorted(HANDLERS.values(), key=lambda h: h.api_key)
+        for h in sorted(table.values(), key=lambda h: h.api_key)
     ]
 
 
-def unsupported_version_response(correlation_id: int) -> bytes:
+def unsupported_version_response(correlation_id: int, handlers: dict[int, Handler] | None = None) -> bytes:
     """ApiVersions v0 body with error 35: readable by a client of any version."""
-    body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": supported_table()}
-    return kproto.encode_response(API_KEY, 0, correlation_id, body)
+    body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": supported_table(handlers)}
+    return kproto.encode_response(ApiKey.API_VERSIONS, 0, correlation_id, body)
 
 
+@handles(ApiKey.API_VERSIONS, versions=(0, 3))
 async def handle(ctx: RequestContext) -> Reply:
     return {"error_code": ErrorCode.NONE, "api_keys": supported_table(), "throttle_time_ms": 0}

@@ -1,13 +1,18 @@
-"""What a handler gets besides the request: the broker's parts and the peer.
+"""What a handler gets besides the request: the broker's services and the connection's session.
 
 Handlers are thin (kfake style): they translate between the request's
-fields and calls on the log and group layers, and turn exceptions into
-Kafka error codes.
+fields and calls on the services (the log, the group coordinator, the
+committed offsets; later the transaction coordinator, the authoriser,
+metrics), and turn exceptions into Kafka error codes.  They never see the
+broker object itself, so a handler can be driven in-process over any set of
+services (the tests do), and the broker, the network layer and the API
+layer import each other in one direction only.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,26 +21,90 @@ import trio
 from kproto import Request
 
 if TYPE_CHECKING:
-    from hmb.broker import Broker
+    from hmb.config import BrokerConfig, Listener
+    from hmb.groups.coordinator import GroupCoordinator
+    from hmb.groups.offsets import OffsetStore
+    from hmb.log.manager import LogManager
     from hmb.log.partition import FileRegion
 
 
 class CloseConnection(Exception):  # noqa: N818 - an instruction to the network layer, not a failure
     """End this connection; the message is the logged reason.
 
-    Raised by the network layer for unusable bytes and by handlers where
-    Kafka closes the socket (a failed produce with acks=0, so the producer
+    Raised by the dispatcher for unusable bytes and by handlers where Kafka
+    closes the socket (a failed produce with acks=0, so the producer
     notices).
     """
 
 
 @dataclass
-class RequestContext:
-    broker: Broker
-    request: Request
+class Services:
+    """The broker's parts a handler may use, one object per broker.
+
+    ``offsets`` exists once the log is loaded (the committed offsets live
+    in a partition of it); ``advertised`` answers the address clients are
+    told, known only once the listener is bound.
+    """
+
+    config: BrokerConfig
+    logs: LogManager
+    groups: GroupCoordinator
+    advertised: Callable[[], Listener]
+    _offsets: OffsetStore | None = None
+
+    @property
+    def offsets(self) -> OffsetStore:
+        assert self._offsets is not None, "the committed offsets are not loaded yet"
+        return self._offsets
+
+    @offsets.setter
+    def offsets(self, store: OffsetStore) -> None:
+        self._offsets = store
+
+
+@dataclass
+class Session:
+    """What the broker knows about one connection, shared by all its requests.
+
+    The place for per-connection state the API layer keeps (later: the
+    authenticated principal).
+    """
+
     peer: str = "?"
     #: set when the client has closed its side: long waits end early
     client_gone: trio.Event = field(default_factory=trio.Event)
+
+
+@dataclass
+class RequestContext:
+    services: Services
+    request: Request
+    session: Session = field(default_factory=Session)
+
+    # The services and session fields handlers use, by their short names.
+    @property
+    def config(self) -> BrokerConfig:
+        return self.services.config
+
+    @property
+    def logs(self) -> LogManager:
+        return self.services.logs
+
+    @property
+    def groups(self) -> GroupCoordinator:
+        return self.services.groups
+
+    @property
+    def offsets(self) -> OffsetStore:
+        return self.services.offsets
+
+    @property
+    def peer(self) -> str:
+        return self.session.peer
+
+    @property
+    def client_gone(self) -> trio.Event:
+        return self.session.client_gone
 
 
 class NoResponse:

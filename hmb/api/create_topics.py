@@ -34,6 +34,7 @@ from collections import Counter
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from hmb.log.manager import (
     InvalidTopicError,
     TopicBeingCreatedError,
@@ -41,9 +42,6 @@ from hmb.log.manager import (
     validate_topic_name,
 )
 from kproto import ApiKey, ErrorCode
-
-API_KEY = ApiKey.CREATE_TOPICS
-VERSIONS = (0, 4)
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +58,7 @@ class _RefusedError(Exception):
 
 def _partition_count(ctx: RequestContext, topic: Any) -> int:
     """How many partitions ``topic`` asks for, or :class:`_RefusedError`."""
-    node = ctx.broker.config.node_id
+    node = ctx.config.node_id
     version = ctx.request.version
     if topic.assignments:
         if topic.num_partitions != DEFAULT or topic.replication_factor != DEFAULT:
@@ -83,7 +81,7 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
         return len(indexes)
     count = topic.num_partitions
     if count == DEFAULT and version >= 4:
-        count = ctx.broker.config.num_partitions
+        count = ctx.config.num_partitions
     if count <= 0:
         raise _RefusedError(ErrorCode.INVALID_PARTITIONS, "number of partitions must be larger than 0")
     factor = topic.replication_factor
@@ -101,7 +99,7 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
 
 def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
     """The number of partitions ``topic`` may be created with, or :class:`_RefusedError`."""
-    logs = ctx.broker.logs
+    logs = ctx.logs
     if duplicated:
         raise _RefusedError(
             ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears more than once in the request"
@@ -128,7 +126,7 @@ def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
 
 async def _create_one(ctx: RequestContext, topic: Any, count: int) -> tuple[int, str | None]:
     try:
-        await ctx.broker.logs.create_topic_async(topic.name, count)
+        await ctx.logs.create_topic_async(topic.name, count)
     except (TopicBeingCreatedError, TopicBeingDeletedError) as exc:  # another request got there first
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, str(exc)) from None
     except OSError as exc:
@@ -139,6 +137,7 @@ async def _create_one(ctx: RequestContext, topic: Any, count: int) -> tuple[int,
     return ErrorCode.NONE, None
 
 
+@handles(ApiKey.CREATE_TOPICS, versions=(0, 4))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     validate_only = bool(ctx.request.version >= 1 and body.validate_only)

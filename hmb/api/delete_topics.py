@@ -14,10 +14,8 @@ import logging
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from kproto import ApiKey, ErrorCode
-
-API_KEY = ApiKey.DELETE_TOPICS
-VERSIONS = (0, 3)
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +26,7 @@ async def _delete(ctx: RequestContext, name: str) -> int:
     if name in INTERNAL_TOPICS:
         return ErrorCode.INVALID_TOPIC_EXCEPTION
     try:
-        await ctx.broker.logs.delete_topic(name)
+        await ctx.logs.delete_topic(name)
     except KeyError:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     except OSError as exc:
@@ -37,6 +35,7 @@ async def _delete(ctx: RequestContext, name: str) -> int:
     return ErrorCode.NONE
 
 
+@handles(ApiKey.DELETE_TOPICS, versions=(0, 3))
 async def handle(ctx: RequestContext) -> Reply:
     responses: list[dict[str, Any]] = []
     for name in ctx.request.body.topic_names:

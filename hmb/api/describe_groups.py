@@ -12,11 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from hmb.groups.coordinator import GroupState
 from kproto import ApiKey, ErrorCode
-
-API_KEY = ApiKey.DESCRIBE_GROUPS
-VERSIONS = (0, 4)
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
@@ -31,9 +29,9 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         "members": [],
         "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
     }
-    g = ctx.broker.groups.describe(group_id)
+    g = ctx.groups.describe(group_id)
     if g is None:
-        if group_id in ctx.broker.offsets.groups():
+        if group_id in ctx.offsets.groups():
             out["group_state"] = GroupState.EMPTY.value
         return out
     stable = g.state == GroupState.STABLE
@@ -56,6 +54,7 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     return out
 
 
+@handles(ApiKey.DESCRIBE_GROUPS, versions=(0, 4))
 async def handle(ctx: RequestContext) -> Reply:
     return {
         "throttle_time_ms": 0,

@@ -36,13 +36,11 @@ import trio
 
 from hmb.api.context import RawResponse, Reply, RequestContext
 from hmb.api.fetch_response import PartitionData, build_fetch_response
+from hmb.api.registry import handles
 from hmb.log.partition import FileRegion, OffsetOutOfRangeError, PartitionLog
 from hmb.log.segment import UNKNOWN_MAGIC
 from kproto import ApiKey, CorruptRecordError, ErrorCode
 from kproto.records import downconvert
-
-API_KEY = ApiKey.FETCH
-VERSIONS = (0, 11)
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +77,7 @@ def _collect(
     for topic in body.topics:
         partitions = []
         for p in topic.partitions:
-            plog = ctx.broker.logs.get(topic.topic, p.partition)
+            plog = ctx.logs.get(topic.topic, p.partition)
             if plog is None:
                 partitions.append(PartitionData(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, None))
                 errors = True
@@ -167,6 +165,7 @@ async def _downconvert_all(topics: list[tuple[str, list[PartitionData]]], to_mag
                 )
 
 
+@handles(ApiKey.FETCH, versions=(0, 11))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     version = ctx.request.version

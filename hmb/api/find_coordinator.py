@@ -11,10 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from kproto import ApiKey, ErrorCode
-
-API_KEY = ApiKey.FIND_COORDINATOR
-VERSIONS = (0, 2)
 
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
@@ -31,18 +29,19 @@ def _error(code: int, message: str) -> dict[str, Any]:
     }
 
 
+@handles(ApiKey.FIND_COORDINATOR, versions=(0, 2))
 async def handle(ctx: RequestContext) -> Reply:
     key_type = ctx.request.body.key_type if ctx.request.version >= 1 else KEY_TYPE_GROUP
     if key_type == KEY_TYPE_TRANSACTION:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker has no transaction coordinator")
     if key_type != KEY_TYPE_GROUP:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
-    adv = ctx.broker.advertised()
+    adv = ctx.services.advertised()
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
         "error_message": None,
-        "node_id": ctx.broker.config.node_id,
+        "node_id": ctx.config.node_id,
         "host": adv.host,
         "port": adv.port,
     }

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from kproto import ApiKey
 
-API_KEY = ApiKey.HEARTBEAT
-VERSIONS = (0, 3)
 
-
+@handles(ApiKey.HEARTBEAT, versions=(0, 3))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
-    error = ctx.broker.groups.heartbeat(body.group_id, body.generation_id, body.member_id)
+    error = ctx.groups.heartbeat(body.group_id, body.generation_id, body.member_id)
     return {"throttle_time_ms": 0, "error_code": error}

@@ -26,10 +26,8 @@ import logging
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from kproto import ApiKey, ErrorCode
-
-API_KEY = ApiKey.INIT_PRODUCER_ID
-VERSIONS = (0, 1)
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +36,12 @@ def _answer(code: int, producer_id: int = -1, epoch: int = -1) -> dict[str, Any]
     return {"throttle_time_ms": 0, "error_code": code, "producer_id": producer_id, "producer_epoch": epoch}
 
 
+@handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 1))
 async def handle(ctx: RequestContext) -> Reply:
     if ctx.request.body.transactional_id is not None:
         return _answer(ErrorCode.NOT_COORDINATOR)
     try:
-        pid = await ctx.broker.logs.producer_ids.allocate()
+        pid = await ctx.logs.producer_ids.allocate()
     except OSError as exc:
         log.error("cannot persist a producer-id block: %s", exc)
         return _answer(ErrorCode.COORDINATOR_NOT_AVAILABLE)

@@ -12,11 +12,9 @@ disconnects while waiting gets no answer and its wait ends at once.
 from __future__ import annotations
 
 from hmb.api.context import NO_RESPONSE, Reply, RequestContext
+from hmb.api.registry import handles
 from hmb.groups.longpoll import unless_gone
 from kproto import ApiKey
-
-API_KEY = ApiKey.JOIN_GROUP
-VERSIONS = (0, 5)
 
 
 def client_host(peer: str) -> str:
@@ -24,13 +22,14 @@ def client_host(peer: str) -> str:
     return "/" + peer.rsplit(":", 1)[0]
 
 
+@handles(ApiKey.JOIN_GROUP, versions=(0, 5))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     version = ctx.request.version
     session_ms = body.session_timeout_ms
     result = await unless_gone(
         ctx.client_gone,
-        lambda: ctx.broker.groups.join(
+        lambda: ctx.groups.join(
             body.group_id,
             body.member_id,
             body.protocol_type,

@@ -8,15 +8,14 @@ without a member id is looked up by its group instance id.
 from __future__ import annotations
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from kproto import ApiKey, ErrorCode
 
-API_KEY = ApiKey.LEAVE_GROUP
-VERSIONS = (0, 3)
 
-
+@handles(ApiKey.LEAVE_GROUP, versions=(0, 3))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
-    groups = ctx.broker.groups
+    groups = ctx.groups
     if ctx.request.version < 3:
         return {"throttle_time_ms": 0, "error_code": groups.leave(body.group_id, body.member_id)}
     members = [

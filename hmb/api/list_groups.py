@@ -7,15 +7,14 @@ As Kafka does, that includes groups known only from committed offsets
 from __future__ import annotations
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from kproto import ApiKey, ErrorCode
 
-API_KEY = ApiKey.LIST_GROUPS
-VERSIONS = (0, 2)
 
-
+@handles(ApiKey.LIST_GROUPS, versions=(0, 2))
 async def handle(ctx: RequestContext) -> Reply:
-    known = dict(ctx.broker.groups.listing())
-    for group_id in ctx.broker.offsets.groups():
+    known = dict(ctx.groups.listing())
+    for group_id in ctx.offsets.groups():
         known.setdefault(group_id, "")
     return {
         "throttle_time_ms": 0,

@@ -16,12 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from hmb.log.partition import PartitionLog
 from kproto import ApiKey, ErrorCode
 from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-
-API_KEY = ApiKey.LIST_OFFSETS
-VERSIONS = (0, 5)
 
 
 async def _one_offset(plog: PartitionLog, timestamp: int) -> tuple[int, int, int]:
@@ -38,6 +36,7 @@ async def _one_offset(plog: PartitionLog, timestamp: int) -> tuple[int, int, int
     return ErrorCode.NONE, match.timestamp, match.offset
 
 
+@handles(ApiKey.LIST_OFFSETS, versions=(0, 5))
 async def handle(ctx: RequestContext) -> Reply:
     version = ctx.request.version
     topics = []
@@ -52,7 +51,7 @@ async def handle(ctx: RequestContext) -> Reply:
                 "offset": -1,
                 "leader_epoch": -1,
             }
-            plog = ctx.broker.logs.get(topic.name, p.partition_index)
+            plog = ctx.logs.get(topic.name, p.partition_index)
             if plog is None:
                 answer["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif version == 0:

@@ -18,11 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from hmb.log.manager import InvalidTopicError, validate_topic_name
 from kproto import ApiKey, ErrorCode
-
-API_KEY = ApiKey.METADATA
-VERSIONS = (0, 8)
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 INTERNAL_TOPICS = frozenset({"__consumer_offsets"})  # Kafka's, and where hmb keeps commits
@@ -53,22 +51,23 @@ def _topic(name: str, error_code: int, partitions: list[dict[str, Any]]) -> dict
     }
 
 
+@handles(ApiKey.METADATA, versions=(0, 8))
 async def handle(ctx: RequestContext) -> Reply:
-    broker = ctx.broker
-    cfg = broker.config
+    services = ctx.services
+    cfg = services.config
     node = cfg.node_id
     body = ctx.request.body
     version = ctx.request.version
     auto_create = cfg.auto_create_topics and (version < 4 or body.allow_auto_topic_creation)
     if body.topics is None:  # v1+: all topics
-        requested = sorted(broker.logs.topics)
+        requested = sorted(services.logs.topics)
     elif not body.topics and version == 0:
-        requested = sorted(t for t in broker.logs.topics if not t.startswith("__"))
+        requested = sorted(t for t in services.logs.topics if not t.startswith("__"))
     else:
         requested = [t.name for t in body.topics]
     topics = []
     for name in requested:
-        logs = broker.logs.topics.get(name)
+        logs = services.logs.topics.get(name)
         if logs is None:
             try:
                 validate_topic_name(name)
@@ -78,17 +77,17 @@ async def handle(ctx: RequestContext) -> Reply:
             if not auto_create:
                 topics.append(_topic(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []))
                 continue
-            if name in broker.logs.deleting or name in broker.logs.creating:
+            if name in services.logs.deleting or name in services.logs.creating:
                 # not yet: the client retries, as Kafka answers while a topic is created
                 topics.append(_topic(name, ErrorCode.LEADER_NOT_AVAILABLE, []))
                 continue
-            logs = broker.logs.create_topic(name, cfg.num_partitions)
+            logs = services.logs.create_topic(name, cfg.num_partitions)
         topics.append(_topic(name, ErrorCode.NONE, _partitions(node, len(logs))))
-    adv = broker.advertised()
+    adv = services.advertised()
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node, "host": adv.host, "port": adv.port, "rack": None}],
-        "cluster_id": broker.logs.cluster_id,
+        "cluster_id": services.logs.cluster_id,
         "controller_id": node,
         "topics": topics,
         "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,

@@ -18,23 +18,22 @@ from __future__ import annotations
 import logging
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from kproto import ApiKey, ErrorCode
-
-API_KEY = ApiKey.OFFSET_COMMIT
-VERSIONS = (0, 7)
 
 log = logging.getLogger(__name__)
 
 
+@handles(ApiKey.OFFSET_COMMIT, versions=(0, 7))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
-    broker = ctx.broker
-    max_meta = broker.config.offset_metadata_max_bytes
+    services = ctx.services
+    max_meta = services.config.offset_metadata_max_bytes
     group_error: int = ErrorCode.NONE
     if not body.group_id:
         group_error = ErrorCode.INVALID_GROUP_ID
     elif ctx.request.version >= 1:
-        group_error = broker.groups.check_commit(body.group_id, body.generation_id, body.member_id)
+        group_error = services.groups.check_commit(body.group_id, body.generation_id, body.member_id)
     codes: dict[tuple[str, int], int] = {}
     accepted: list[tuple[str, int, int, str, int]] = []
     for topic in body.topics:
@@ -43,7 +42,7 @@ async def handle(ctx: RequestContext) -> Reply:
             code: int
             if group_error != ErrorCode.NONE:
                 code = group_error
-            elif broker.logs.get(topic.name, p.partition_index) is None:
+            elif services.logs.get(topic.name, p.partition_index) is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif len(metadata.encode()) > max_meta:
                 code = ErrorCode.OFFSET_METADATA_TOO_LARGE
@@ -61,7 +60,7 @@ async def handle(ctx: RequestContext) -> Reply:
             codes[(topic.name, p.partition_index)] = code
     if accepted:
         try:
-            await broker.offsets.commit(
+            await services.offsets.commit(
                 body.group_id, accepted, retention_ms=body.get("retention_time_ms", -1)
             )
         except OSError as exc:

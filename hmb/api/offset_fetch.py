@@ -11,10 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.registry import handles
 from kproto import ApiKey, ErrorCode
-
-API_KEY = ApiKey.OFFSET_FETCH
-VERSIONS = (0, 5)
 
 
 def _partition(index: int, offset: int, metadata: str, error: int) -> dict[str, Any]:
@@ -27,13 +25,14 @@ def _partition(index: int, offset: int, metadata: str, error: int) -> dict[str, 
     }
 
 
+@handles(ApiKey.OFFSET_FETCH, versions=(0, 5))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
-    broker = ctx.broker
+    services = ctx.services
     topics: list[dict[str, Any]] = []
     if body.topics is None:  # v2+: everything the group has committed
         by_topic: dict[str, list[dict[str, Any]]] = {}
-        for (topic, index), committed in broker.offsets.of_group(body.group_id).items():
+        for (topic, index), committed in services.offsets.of_group(body.group_id).items():
             by_topic.setdefault(topic, []).append(
                 _partition(index, committed.offset, committed.metadata, ErrorCode.NONE)
             )
@@ -41,10 +40,10 @@ async def handle(ctx: RequestContext) -> Reply:
     for topic in body.topics or ():
         partitions = []
         for index in topic.partition_indexes:
-            if broker.logs.get(topic.name, index) is None:
+            if services.logs.get(topic.name, index) is None:
                 partitions.append(_partition(index, -1, "", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
-            stored = broker.offsets.get(body.group_id, topic.name, index)
+            stored = services.offsets.get(body.group_id, topic.name, index)
             if stored is None:
                 partitions.append(_partition(index, -1, "", ErrorCode.NONE))
             else:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
+from hmb.api.registry import handles
 from hmb.log.partition import (
     PartitionDeletedError,
     PartitionLog,
@@ -28,9 +29,6 @@ from hmb.log.partition import (
 from kproto import ApiKey, CorruptRecordError, ErrorCode
 from kproto.produce_fast import PartitionResult, encode_produce_response
 from kproto.records import RecordTooLargeError
-
-API_KEY = ApiKey.PRODUCE
-VERSIONS = (0, 8)
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +63,13 @@ async def _append_to(
     return _NONE, info.base_offset
 
 
+@handles(ApiKey.PRODUCE, versions=(0, 8))
 async def handle(ctx: RequestContext) -> Reply:
     request = ctx.request
     body = request.body
     acks = body.acks
     valid_acks = acks in (0, 1, -1)
-    logs = ctx.broker.logs
+    logs = ctx.logs
     responses: list[tuple[str, list[PartitionResult]]] = []
     for topic in body.topic_data:
         partitions: list[PartitionResult] = []

@@ -8,18 +8,17 @@ disconnects while waiting gets no answer and its wait ends at once.  v3's
 from __future__ import annotations
 
 from hmb.api.context import NO_RESPONSE, Reply, RequestContext
+from hmb.api.registry import handles
 from hmb.groups.longpoll import unless_gone
 from kproto import ApiKey
 
-API_KEY = ApiKey.SYNC_GROUP
-VERSIONS = (0, 3)
 
-
+@handles(ApiKey.SYNC_GROUP, versions=(0, 3))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     result = await unless_gone(
         ctx.client_gone,
-        lambda: ctx.broker.groups.sync(
+        lambda: ctx.groups.sync(
             body.group_id,
             body.generation_id,
             body.member_id,

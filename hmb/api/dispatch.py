@@ -1,0 +1,80 @@
+"""From a request frame to a reply: decode, version-gate, dispatch, map failures to a close.
+
+Rules, in the order they apply to a frame:
+
+1. Produce, the request that comes by the thousand, is tried on kproto's
+   struct fast path first (:mod:`kproto.produce_fast`); whatever that path
+   does not read takes the general way, which also decides what is an error.
+2. A frame whose header cannot be read closes the connection.
+3. ApiVersions in a version above ours is answered with UNSUPPORTED_VERSION
+   in the v0 layout, listing what we serve, so the client can retry with a
+   version from that list (Kafka does the same).
+4. Any other API key or version we do not serve closes the connection with
+   a logged reason naming what we do serve.
+5. A body that does not parse closes the connection.
+6. The handler runs with a :class:`RequestContext`; its reply becomes a
+   frame (a body is encoded here; a handler's own bytes or pieces pass
+   through; silence stays silence).
+
+The network layer calls :meth:`Dispatcher.dispatch` once per frame, in
+order, and knows none of these rules.  Later gates (authentication,
+per-request metrics) belong here too.
+"""
+
+from __future__ import annotations
+
+import kproto
+from hmb.api import HANDLERS
+from hmb.api.api_versions import unsupported_version_response
+from hmb.api.context import CloseConnection, NoResponse, RawResponse, RequestContext, Services, Session
+from hmb.api.registry import Handler
+from kproto import ApiKey, DecodeError, KprotoError, UnsupportedVersionError
+from kproto.produce_fast import decode_produce_request
+
+_PRODUCE_KEY = ApiKey.PRODUCE.to_bytes(2, "big")
+
+Outcome = bytes | RawResponse | None
+"""What goes back for one request: a whole frame, a frame in pieces, or nothing."""
+
+
+class Dispatcher:
+    """Answers the request frames of every connection of one broker."""
+
+    def __init__(self, services: Services, handlers: dict[int, Handler] | None = None) -> None:
+        self.services = services
+        self.handlers = HANDLERS if handlers is None else handlers
+        self._produce = self.handlers.get(ApiKey.PRODUCE)
+        self._max_size = services.config.socket_request_max_bytes
+
+    async def dispatch(self, frame: bytes, session: Session) -> Outcome:
+        """The reply to ``frame``; raises :class:`CloseConnection` when the connection must end."""
+        request = decode_produce_request(frame) if frame[4:6] == _PRODUCE_KEY else None
+        if request is not None and self._produce is not None and self._produce.supports(request.version):
+            handler = self._produce
+        else:
+            try:
+                peek = kproto.peek_request(frame)
+            except DecodeError as exc:
+                raise CloseConnection(str(exc)) from None
+            found = self.handlers.get(peek.api_key)
+            if found is None or not found.supports(peek.version):
+                if peek.api_key == ApiKey.API_VERSIONS:
+                    # a client newer than us: tell it what we have, in the layout every version reads
+                    return unsupported_version_response(peek.correlation_id, self.handlers)
+                served = "" if found is None else f" (supported v{found.min_version}-v{found.max_version})"
+                raise CloseConnection(
+                    f"unsupported request {ApiKey.name_of(peek.api_key)} v{peek.version}{served}"
+                )
+            handler = found
+            try:
+                request = kproto.decode_request(frame, max_size=self._max_size)
+            except UnsupportedVersionError as exc:
+                raise CloseConnection(str(exc)) from None
+            except KprotoError as exc:
+                raise CloseConnection(f"malformed request: {exc}") from None
+        reply = await handler.handle(RequestContext(self.services, request, session))
+        if isinstance(reply, NoResponse):
+            return None
+        if isinstance(reply, (RawResponse, bytes)):
+            return reply
+        return kproto.encode_response(request.api_key, request.version, request.correlation_id, reply)
