@@ -10,6 +10,7 @@ import argparse
 import logging
 import signal
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -19,38 +20,45 @@ import trio
 from hmb import __version__
 from hmb.broker import Broker
 from hmb.config import BrokerConfig, ConfigError, from_properties, parse_listener, read_properties_file
+from hmb.properties import BY_NAME
+from hmb.properties.render import help_text, shown_default
 
 log = logging.getLogger("hmb")
 
 
+_DESCRIPTION = (
+    "Run the hmb broker: a single Kafka-compatible broker on this machine. "
+    "Kafka clients connect to the --listen address; data lives in --data-dir "
+    "in Kafka's on-disk layout. Stop it with Ctrl-C (SIGINT) or SIGTERM: it "
+    "flushes and closes the log before exiting."
+)
+
+
 def build_parser(prog: str = "hmb serve") -> argparse.ArgumentParser:
+    # The settings list is generated from the property table and laid out by
+    # itself, hence the raw formatter (which leaves the description as given).
     p = argparse.ArgumentParser(
         prog=prog,
-        description=(
-            "Run the hmb broker: a single Kafka-compatible broker on this machine. "
-            "Kafka clients connect to the --listen address; data lives in --data-dir "
-            "in Kafka's on-disk layout. Stop it with Ctrl-C (SIGINT) or SIGTERM: it "
-            "flushes and closes the log before exiting."
-        ),
-        epilog=(
-            "Settings use Kafka's names (server.properties): listeners, advertised.listeners, "
-            "log.dirs, num.partitions, auto.create.topics.enable, log.segment.bytes, "
-            "log.index.interval.bytes, log.retention.hours, log.retention.bytes, "
-            "log.flush.interval.messages, log.flush.interval.ms, message.max.bytes, "
-            "socket.request.max.bytes and more; unknown ones are reported and ignored."
-        ),
+        description=textwrap.fill(_DESCRIPTION, 79),
+        epilog=help_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--config", metavar="FILE", type=Path, help="a Kafka-style server.properties file")
     p.add_argument(
         "--listen",
         metavar="HOST:PORT",
-        help="address to listen on (default 127.0.0.1:9092; port 0 = any free port)",
+        help=f"address to listen on (listeners; default {shown_default(BY_NAME['listeners'])}; "
+        "port 0 = any free port)",
     )
     p.add_argument(
-        "--advertise", metavar="HOST:PORT", help="address clients are told to use (default: --listen)"
+        "--advertise",
+        metavar="HOST:PORT",
+        help="address clients are told to use (advertised.listeners; default: --listen)",
     )
     p.add_argument(
-        "--data-dir", metavar="DIR", help="where partitions are stored (log.dirs; default ./hmb-data)"
+        "--data-dir",
+        metavar="DIR",
+        help=f"where partitions are stored (log.dirs; default {shown_default(BY_NAME['log.dirs'])})",
     )
     p.add_argument(
         "--override",
@@ -75,7 +83,7 @@ def config_from_args(ns: argparse.Namespace) -> BrokerConfig:
         if not sep or not key:
             raise ConfigError(f"--override expects KEY=VALUE, got {item!r}")
         props[key.strip()] = value.strip()
-    cfg = from_properties(props) if props else BrokerConfig()
+    cfg = from_properties(props)
     if ns.listen:
         cfg = replace(cfg, listener=parse_listener(ns.listen, "--listen"))
     if ns.advertise:

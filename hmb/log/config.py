@@ -1,23 +1,56 @@
-"""What one partition's log needs to know, with Kafka's defaults.
+"""A topic's configuration: the topic-level Kafka settings one partition's log obeys.
 
-Each field carries the Kafka broker property it comes from; the broker's
-configuration (:mod:`hmb.config`) builds this from ``server.properties``.
+Every field is a property of the broker's table (hmb.properties.table) that
+has a topic-level name (``segment.bytes``, ``retention.ms`` ...); its default is
+the table's, and the broker-wide value (``log.segment.bytes`` ...) is every
+topic's default.  Rule: a field is declared in the table first and named by
+its ``attr``; a test checks that the two agree.  Field names are the log's
+(``index_max_bytes`` for ``segment.index.bytes``, ``flush_interval_ms`` for
+``flush.ms``), so that hmb.log reads them unchanged.  Some settings are only
+declared so far (``acted_on=False`` in the table): their default is the only
+behaviour hmb has.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-NEVER = 2**63 - 1  # Kafka's Long.MAX_VALUE: "no limit" for flush and retention settings
+from hmb.properties import NEVER, TOPIC_PROPERTIES, default_of, resolve_topic
+
+if TYPE_CHECKING:
+    from hmb.config import BrokerConfig
+
+__all__ = ["NEVER", "LogConfig", "TopicConfig"]
 
 
 @dataclass(frozen=True)
-class LogConfig:
-    segment_bytes: int = 1024 * 1024 * 1024  # log.segment.bytes
-    index_interval_bytes: int = 4096  # log.index.interval.bytes
-    index_max_bytes: int = 10 * 1024 * 1024  # log.index.size.max.bytes
-    retention_ms: int = 168 * 3600 * 1000  # log.retention.hours (168), or .minutes/.ms
-    retention_bytes: int = -1  # log.retention.bytes (-1: no size limit)
-    flush_interval_messages: int = NEVER  # log.flush.interval.messages
-    flush_interval_ms: int = NEVER  # log.flush.interval.ms
-    max_message_bytes: int = 1048588  # message.max.bytes (Kafka's default)
+class TopicConfig:
+    segment_bytes: int = default_of("log.segment.bytes")  # segment.bytes
+    segment_ms: int = default_of("log.roll.ms")  # segment.ms (declared only)
+    index_interval_bytes: int = default_of("log.index.interval.bytes")  # index.interval.bytes
+    index_max_bytes: int = default_of("log.index.size.max.bytes")  # segment.index.bytes
+    retention_ms: int = default_of("log.retention.ms")  # retention.ms (-1: forever)
+    retention_bytes: int = default_of("log.retention.bytes")  # retention.bytes (-1: no limit)
+    flush_interval_messages: int = default_of("log.flush.interval.messages")  # flush.messages
+    flush_interval_ms: int = default_of("log.flush.interval.ms")  # flush.ms
+    max_message_bytes: int = default_of("message.max.bytes")  # max.message.bytes
+    cleanup_policy: tuple[str, ...] = default_of("log.cleanup.policy")  # cleanup.policy (declared only)
+    message_timestamp_type: str = default_of("log.message.timestamp.type")  # (declared only)
+    compression_type: str = default_of("compression.type")  # (declared only)
+    min_insync_replicas: int = default_of("min.insync.replicas")  # (declared only)
+
+    @classmethod
+    def from_broker(cls, broker: BrokerConfig, overrides: Mapping[str, str] | None = None) -> TopicConfig:
+        """A topic's configuration: the broker-wide defaults, then the topic's own settings."""
+        return broker.log.with_overrides(overrides or {})
+
+    def with_overrides(self, overrides: Mapping[str, str]) -> TopicConfig:
+        """This configuration with topic-level settings (``{"retention.ms": "1000"}``) applied,
+        each checked as the table declares; an unknown or bad one raises ConfigError."""
+        values = resolve_topic(overrides, TOPIC_PROPERTIES)
+        return replace(self, **{p.attr: value for p, value in values.items()})
+
+
+LogConfig = TopicConfig  # the name hmb.log knew it by

@@ -13,6 +13,7 @@ from pathlib import Path
 from broker_process import ROOT, free_port
 from wire import WireClient, metadata_body, produce_body
 
+from hmb.properties import PROPERTIES
 from kproto.records import build_message_set
 
 
@@ -38,6 +39,9 @@ def test_help_explains_the_options() -> None:
         "log.retention.hours",
     ):
         assert word in out.stdout
+    # the settings list is the property table's: every setting, with its default
+    for prop in PROPERTIES:
+        assert f"  {prop.name} = " in out.stdout
 
 
 def test_config_file_layout_and_clean_sigterm(tmp_path: Path) -> None:

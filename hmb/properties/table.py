@@ -1,0 +1,350 @@
+"""Every broker setting, declared once: the table that parsing, ``hmb serve --help``,
+the README's settings list and the typed configs (``BrokerConfig``, ``TopicConfig``)
+are all built from.
+
+How to add a broker setting: append a :class:`Property` to ``PROPERTIES`` under
+its section, with Kafka's name, its kind, Kafka's default (where hmb
+deliberately differs, put Kafka's value in ``kafka_default`` and the reason in
+``doc``), the checks one value needs (``at_least``, ``choices``, what a
+negative number means), a ``doc`` of one or two sentences (the first is the
+``--help`` line), synonyms of lower precedence (with the factor of their unit),
+and ``attr``, the attribute that holds the value.  A broker-wide setting gets a
+field of that name on ``BrokerConfig`` (hmb/config.py); a setting a topic can
+override also gets ``topic=`` (Kafka's topic-level name) and its field goes on
+``TopicConfig`` (hmb/log/config.py) instead; either way the field's default is
+``default_of(name)``.  While hmb accepts a setting without acting on values
+other than the default, mark it ``acted_on=False`` (a start warns when such a
+setting is changed).  A rule between two settings (a minimum below a maximum)
+goes in ``check_relations`` in hmb/config.py.  Then run ``python -m
+hmb.properties --readme README.md``; ``--help`` follows by itself, and
+tests/hmb/test_properties.py fails until the dataclasses, the table and the
+README agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hmb.properties.model import (
+    BOOLEAN,
+    DIRECTORIES,
+    INT,
+    LIST,
+    LISTENER,
+    LONG,
+    NEVER,
+    STRING,
+    Listener,
+    Property,
+    Synonym,
+)
+
+NETWORK = "Network"
+BROKER = "Broker"
+LOG = "Log and topic defaults"
+GROUPS = "Consumer groups"
+
+_HOUR_MS = 3_600_000
+_WEEK_MS = 168 * _HOUR_MS
+
+PROPERTIES: tuple[Property, ...] = (
+    # -------------------------------------------------------------------- network
+    Property(
+        "listeners",
+        LISTENER,
+        Listener("127.0.0.1", 9092),
+        "The address the broker listens on, as `PLAINTEXT://host:port` or `host:port` "
+        "(port 0: any free port; only the first of a list is used). Kafka listens on every "
+        "interface; hmb on the loopback one, so a broker started for development is not "
+        "reachable from the network by surprise.",
+        NETWORK,
+        attr="listener",
+        kafka_default="PLAINTEXT://:9092",
+    ),
+    Property(
+        "advertised.listeners",
+        LISTENER,
+        None,
+        "The address clients are told to connect to, when it is not the one the broker "
+        "listens on (behind NAT, in a container).",
+        NETWORK,
+        attr="advertised",
+        shown_default="the listener",
+    ),
+    Property(
+        "socket.request.max.bytes",
+        INT,
+        104_857_600,
+        "The largest request the broker reads; a connection sending a larger one is closed.",
+        NETWORK,
+        attr="socket_request_max_bytes",
+        at_least=1024,
+        unit="bytes",
+    ),
+    Property(
+        "queued.max.requests",
+        INT,
+        500,
+        "How many requests may wait for their turn before the broker stops reading more. "
+        "Kafka counts them for the whole broker, hmb for each connection.",
+        NETWORK,
+        attr="queued_max_requests",
+        at_least=1,
+    ),
+    # -------------------------------------------------------------------- broker
+    Property(
+        "node.id",
+        INT,
+        0,
+        "The broker's id, as clients see it in Metadata. hmb is always a single broker and "
+        "takes 0, where Kafka's -1 means no id has been given yet.",
+        BROKER,
+        attr="node_id",
+        synonyms=(Synonym("broker.id"),),
+        kafka_default="-1",
+    ),
+    Property(
+        "num.partitions",
+        INT,
+        1,
+        "The partition count of a topic created without one (auto-created, or CreateTopics with -1).",
+        BROKER,
+        attr="num_partitions",
+        at_least=1,
+    ),
+    Property(
+        "auto.create.topics.enable",
+        BOOLEAN,
+        True,
+        "Create a topic when a client asks for the metadata of one that does not exist.",
+        BROKER,
+        attr="auto_create_topics",
+    ),
+    # -------------------------------------------------------------------- log
+    Property(
+        "log.dirs",
+        DIRECTORIES,
+        (Path("hmb-data"),),
+        "The directories partitions are stored in, in Kafka's layout. The default is "
+        "relative to the working directory rather than under /tmp, so data outlives a reboot.",
+        LOG,
+        attr="log_dirs",
+        synonyms=(Synonym("log.dir"),),
+        kafka_default="/tmp/kafka-logs",
+    ),
+    Property(
+        "log.retention.check.interval.ms",
+        LONG,
+        300_000,
+        "How often the broker looks for segments past their retention time or size.",
+        LOG,
+        attr="retention_check_interval_ms",
+        unit="ms",
+    ),
+    Property(
+        "log.segment.bytes",
+        INT,
+        1 << 30,
+        "The size at which a partition's active segment is closed and a new one started.",
+        LOG,
+        attr="segment_bytes",
+        topic="segment.bytes",
+        at_least=1024,
+        unit="bytes",
+    ),
+    Property(
+        "log.roll.ms",
+        LONG,
+        _WEEK_MS,
+        "The age at which a segment is closed even when it is not full.",
+        LOG,
+        attr="segment_ms",
+        topic="segment.ms",
+        synonyms=(Synonym("log.roll.hours", _HOUR_MS),),
+        at_least=1,
+        unit="ms",
+        acted_on=False,
+    ),
+    Property(
+        "log.index.interval.bytes",
+        INT,
+        4096,
+        "How many bytes of records lie between two entries of a segment's offset index.",
+        LOG,
+        attr="index_interval_bytes",
+        topic="index.interval.bytes",
+        at_least=0,
+        unit="bytes",
+    ),
+    Property(
+        "log.index.size.max.bytes",
+        INT,
+        10 << 20,
+        "The largest offset index of a segment; a segment whose index is full is closed.",
+        LOG,
+        attr="index_max_bytes",
+        topic="segment.index.bytes",
+        at_least=8,
+        unit="bytes",
+    ),
+    Property(
+        "log.retention.ms",
+        LONG,
+        _WEEK_MS,
+        "How long a closed segment is kept after its last write; -1 keeps it forever.",
+        LOG,
+        attr="retention_ms",
+        topic="retention.ms",
+        synonyms=(Synonym("log.retention.minutes", 60_000), Synonym("log.retention.hours", _HOUR_MS)),
+        negative=-1,
+        unit="ms",
+    ),
+    Property(
+        "log.retention.bytes",
+        LONG,
+        -1,
+        "How many bytes a partition keeps before its oldest segments are deleted; -1: no limit.",
+        LOG,
+        attr="retention_bytes",
+        topic="retention.bytes",
+        negative=-1,
+        unit="bytes",
+    ),
+    Property(
+        "message.max.bytes",
+        INT,
+        1_048_588,
+        "The largest record batch a producer may write.",
+        LOG,
+        attr="max_message_bytes",
+        topic="max.message.bytes",
+        at_least=0,
+        unit="bytes",
+    ),
+    Property(
+        "log.flush.interval.messages",
+        LONG,
+        NEVER,
+        "How many messages a partition takes before it is fsynced; -1: never. Like Kafka, "
+        "the broker leaves writing back to the page cache by default; 1 fsyncs every append.",
+        LOG,
+        attr="flush_interval_messages",
+        topic="flush.messages",
+        at_least=1,
+        negative=NEVER,
+        shown_default="never",
+    ),
+    Property(
+        "log.flush.interval.ms",
+        LONG,
+        NEVER,
+        "How long written messages may stay in the page cache before the partition is "
+        "fsynced; -1: no time limit.",
+        LOG,
+        attr="flush_interval_ms",
+        topic="flush.ms",
+        negative=NEVER,
+        unit="ms",
+        shown_default="never",
+    ),
+    Property(
+        "log.cleanup.policy",
+        LIST,
+        ("delete",),
+        "What becomes of segments past retention: `delete` removes them, `compact` would "
+        "keep the last record of each key.",
+        LOG,
+        attr="cleanup_policy",
+        topic="cleanup.policy",
+        choices=("delete", "compact"),
+        acted_on=False,
+    ),
+    Property(
+        "log.message.timestamp.type",
+        STRING,
+        "CreateTime",
+        "Which timestamp a record keeps: the producer's (`CreateTime`) or the broker's when "
+        "it appends the record (`LogAppendTime`).",
+        LOG,
+        attr="message_timestamp_type",
+        topic="message.timestamp.type",
+        choices=("CreateTime", "LogAppendTime"),
+        acted_on=False,
+    ),
+    Property(
+        "compression.type",
+        STRING,
+        "producer",
+        "The codec batches are stored with: `producer` keeps the producer's, a codec name "
+        "would recompress them.",
+        LOG,
+        attr="compression_type",
+        topic="compression.type",
+        choices=("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
+        acted_on=False,
+    ),
+    Property(
+        "min.insync.replicas",
+        INT,
+        1,
+        "How many replicas must hold a write before an `acks=all` produce is answered; "
+        "hmb is a single broker, whose one replica is always in sync.",
+        LOG,
+        attr="min_insync_replicas",
+        topic="min.insync.replicas",
+        at_least=1,
+        acted_on=False,
+    ),
+    # -------------------------------------------------------------------- consumer groups
+    Property(
+        "offset.metadata.max.bytes",
+        INT,
+        4096,
+        "The longest metadata string a consumer may commit with an offset.",
+        GROUPS,
+        attr="offset_metadata_max_bytes",
+        unit="bytes",
+    ),
+    Property(
+        "group.min.session.timeout.ms",
+        INT,
+        6000,
+        "The shortest session timeout a consumer may join a group with.",
+        GROUPS,
+        attr="group_min_session_timeout_ms",
+        at_least=0,
+        unit="ms",
+    ),
+    Property(
+        "group.max.session.timeout.ms",
+        INT,
+        1_800_000,
+        "The longest session timeout a consumer may join a group with.",
+        GROUPS,
+        attr="group_max_session_timeout_ms",
+        unit="ms",
+    ),
+    Property(
+        "group.initial.rebalance.delay.ms",
+        INT,
+        0,
+        "How long a new group waits for more members before its first assignment. Kafka "
+        "waits 3 s; without the wait a consumer gets its partitions in well under a second.",
+        GROUPS,
+        attr="group_initial_rebalance_delay_ms",
+        at_least=0,
+        unit="ms",
+        kafka_default="3000",
+    ),
+)
+
+SECTIONS = (NETWORK, BROKER, LOG, GROUPS)
+BY_NAME = {p.name: p for p in PROPERTIES}
+BROKER_PROPERTIES = tuple(p for p in PROPERTIES if p.topic is None)
+TOPIC_PROPERTIES = tuple(p for p in PROPERTIES if p.topic is not None)
+
+
+def default_of(name: str) -> Any:
+    """The table's default for ``name``: what the config dataclasses declare as theirs."""
+    return BY_NAME[name].default
