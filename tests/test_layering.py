@@ -1,4 +1,4 @@
-"""The dependency direction of DESIGN.md, enforced.
+"""Which package may import which (the direction of the layers), enforced.
 
 kproto imports none of trio, hmb, hmb_client; hmb never imports hmb_client.
 Checked twice: statically over every module's import statements (catches
