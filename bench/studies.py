@@ -376,7 +376,8 @@ def consume_records(message_size: int, cfg: RunConfig) -> int:
 def consume_seconds(message_size: int, cfg: RunConfig) -> float:
     """A consume cell's rough duration, for the ETA: starting a broker and two
     clients, librdkafka filling the topic, then the read (rates measured on the
-    2-core machine of BENCHMARKS.md, the slower clients' where they differ)."""
+    2-core machine the results in bench/results come from, the slower clients' where
+    they differ)."""
     records = consume_records(message_size, cfg)
     nbytes = records * message_size
     fill = records / 60_000 + nbytes / 30e6

@@ -1,7 +1,9 @@
 """InitProducerId v0-v1: a producer id and epoch for an idempotent producer.
 
 kafka-python's producer is idempotent by default and calls this as soon as
-the broker looks new enough (Metadata v4+ advertised, PROTOCOL.md trap 1);
+the broker looks new enough (it guesses a Kafka release from the advertised
+versions: Metadata v4+ will do; docs/client-quirks.md, "kafka-python guesses
+the broker's release");
 librdkafka and the Java client do with ``enable.idempotence``.  A null
 transactional id gets a fresh producer id with epoch 0.
 

@@ -9,7 +9,8 @@ client allows it too (``allow_auto_topic_creation``).
 
 This broker is the controller (v1+), has no rack (null), keeps its cluster
 id in ``meta.properties`` so it survives restarts (v2+), has no offline
-replicas (v5+), answers leader epoch -1 (v7+, PROTOCOL.md trap 4) and
+replicas (v5+), answers leader epoch -1 (v7+: an epoch that moved would send
+clients to OffsetForLeaderEpoch; docs/client-quirks.md, "Leader epochs") and
 authorized operations "not asked for" (v8: Kafka's INT32_MIN).
 """
 

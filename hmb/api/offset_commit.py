@@ -9,7 +9,7 @@ otherwise the member must belong to the group's current generation.
 Version notes: v1's per-partition commit timestamp and v2-v4's
 ``retention_time_ms`` are stored in the record as Kafka does; v6's
 ``committed_leader_epoch`` is accepted and not kept (leader epochs are -1
-here, PROTOCOL.md trap 4); v7's ``group_instance_id`` is ignored: members
+here, see docs/client-quirks.md, "Leader epochs"); v7's ``group_instance_id`` is ignored: members
 are dynamic (static membership is not implemented).
 """
 

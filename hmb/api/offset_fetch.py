@@ -2,7 +2,7 @@
 
 v2+ may ask with a null topic list for every committed offset of the group
 and carries a top-level error code; v5's leader epoch is always -1 (no
-leader epochs here, PROTOCOL.md trap 4).  Offsets are returned whatever the
+leader epochs here, see docs/client-quirks.md, "Leader epochs").  Offsets are returned whatever the
 group's state, as Kafka does: the group may not use group management at all.
 """
 

@@ -1,1 +1,3 @@
-"""Consumer-group state kept by the broker: committed offsets (and, later, membership)."""
+"""Consumer groups: membership and rebalances (``coordinator``, with the state
+table in ``states``), committed offsets (``offsets``) and the long-poll helper
+of JoinGroup and SyncGroup (``longpoll``)."""

@@ -1,17 +1,16 @@
-"""Consumer-group membership: Kafka's group coordinator state machine, on trio.
+"""Consumer-group membership: Kafka's group coordinator, on trio.
 
-States, as Kafka names them::
-
-    Empty --join--> PreparingRebalance --all known members joined--> CompletingRebalance
-      ^                  ^      |                                        | leader's SyncGroup
-      |                  |      +-- rebalance timeout: drop laggards ----+
-      +-- last leaves ---+-------- join / leave / session expiry ------ Stable
+The states and every transition between them are the table of
+:mod:`hmb.groups.states` (with its diagram); this module decides when each
+event happens (the guards) and carries out the table's actions.  A group's
+state changes in :meth:`GroupCoordinator._fire` only.
 
 Rules of this module:
 
 * A rebalance completes the moment every known member has (re)joined.  Some
-  Kafka-compatible brokers wait out half the session timeout; clients then
-  sit ~23 s per join (PROTOCOL.md, trap 8).  Members that do not rejoin are
+  Kafka-compatible brokers wait out half the session timeout instead, and
+  with the clients' default 45 s session every join then takes ~23 s (see
+  docs/client-quirks.md, "Rebalances").  Members that do not rejoin are
   dropped when their session expires or, at the latest, when the longest
   rebalance timeout of the group runs out.
 * ``group.initial.rebalance.delay.ms`` is honoured as Kafka does (a new
@@ -45,21 +44,14 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from typing import assert_never
 
 import trio
 
+from hmb.groups.states import Action, GroupEvent, GroupState, transition
 from kproto import ErrorCode
 
 log = logging.getLogger(__name__)
-
-
-class GroupState(Enum):
-    EMPTY = "Empty"
-    PREPARING_REBALANCE = "PreparingRebalance"
-    COMPLETING_REBALANCE = "CompletingRebalance"
-    STABLE = "Stable"
-    DEAD = "Dead"
 
 
 @dataclass(frozen=True)
@@ -87,7 +79,6 @@ class Member:
     client_host: str
     session_timeout_s: float
     rebalance_timeout_s: float
-    protocol_type: str
     protocols: list[tuple[str, bytes]]
     group_instance_id: str | None = None
     assignment: bytes = b""
@@ -208,21 +199,58 @@ class GroupCoordinator:
                 log.info("group %s: session of %s expired", g.group_id, mid)
                 self._remove(g, mid)
 
-    # ---------------------------------------------------------------- transitions
+    # ---------------------------------------------------------------- the state machine
 
-    def _prepare_rebalance(self, g: Group) -> None:
-        now = trio.current_time()
-        if g.state == GroupState.COMPLETING_REBALANCE:
-            g.sync_done.set()  # syncs of the aborted generation answer REBALANCE_IN_PROGRESS
-        if g.state != GroupState.PREPARING_REBALANCE:
-            was_empty = g.state == GroupState.EMPTY
-            g.state = GroupState.PREPARING_REBALANCE
-            timeout = max((m.rebalance_timeout_s for m in g.members.values()), default=0.0)
-            g.rebalance_deadline = now + timeout
-            if was_empty and self.initial_rebalance_delay_s > 0:
-                g.delay_until = min(now + self.initial_rebalance_delay_s, g.rebalance_deadline)
-            log.info("group %s: preparing rebalance (generation %d)", g.group_id, g.generation_id)
+    def _fire(self, g: Group, event: GroupEvent) -> None:
+        """Take the transition the table lists for ``event`` in ``g``'s state, then its action."""
+        source = g.state
+        target, action = transition(g.group_id, source, event)
+        g.state = target
+        if source is GroupState.COMPLETING_REBALANCE:
+            g.sync_done.set()  # SyncGroups waiting on the generation that just ended answer now
+        self._act(g, action)
         self._deadlines_changed()
+
+    def _act(self, g: Group, action: Action) -> None:
+        now = trio.current_time()
+        match action:
+            case Action.START_REBALANCE | Action.START_FIRST_REBALANCE:
+                timeout = max((m.rebalance_timeout_s for m in g.members.values()), default=0.0)
+                g.rebalance_deadline = now + timeout
+                if action is Action.START_FIRST_REBALANCE and self.initial_rebalance_delay_s > 0:
+                    g.delay_until = min(now + self.initial_rebalance_delay_s, g.rebalance_deadline)
+                log.info("group %s: preparing rebalance (generation %d)", g.group_id, g.generation_id)
+            case Action.CONTINUE_REBALANCE:
+                pass
+            case Action.START_GENERATION:
+                g.generation_id += 1
+                g.protocol_name = self._select_protocol(g)
+                if g.leader not in g.members:
+                    g.leader = next(iter(g.members))
+                g.rebalance_deadline = None
+                g.sync_done = trio.Event()
+                for m in g.members.values():
+                    m.assignment = b""
+                    m.last_seen = now
+                    m.finish_join(self._current_generation(g, m.member_id))
+                log.info(
+                    "group %s: generation %d with %d member(s), protocol %s, leader %s",
+                    g.group_id,
+                    g.generation_id,
+                    len(g.members),
+                    g.protocol_name,
+                    g.leader,
+                )
+            case Action.PUBLISH_ASSIGNMENTS:
+                log.info("group %s: generation %d is stable", g.group_id, g.generation_id)
+            case Action.RESET:
+                g.generation_id += 1
+                g.leader = ""
+                g.protocol_name = ""
+                g.rebalance_deadline = None
+                g.delay_until = None
+            case _:
+                assert_never(action)
 
     def _remove(self, g: Group, member_id: str) -> None:
         m = g.members.pop(member_id, None)
@@ -230,18 +258,15 @@ class GroupCoordinator:
             return
         m.finish_join(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
         if not g.members:
-            if g.state == GroupState.COMPLETING_REBALANCE:
-                g.sync_done.set()
-            g.state = GroupState.EMPTY
-            g.generation_id += 1
-            g.leader = ""
-            g.protocol_name = ""
-            g.rebalance_deadline = None
-            g.delay_until = None
-            self._deadlines_changed()
+            self._fire(g, GroupEvent.LAST_MEMBER_GONE)
             return
-        self._prepare_rebalance(g)
+        self._fire(g, GroupEvent.MEMBER_GONE)
         self._maybe_complete(g)
+
+    def _maybe_complete(self, g: Group) -> None:
+        """ALL_JOINED, when it has happened: every member waits in JoinGroup, no initial delay left."""
+        if g.state == GroupState.PREPARING_REBALANCE and g.all_joined() and g.delay_until is None:
+            self._fire(g, GroupEvent.ALL_JOINED)
 
     def _select_protocol(self, g: Group) -> str:
         """The protocol every member supports, by votes of each member's first choice (Kafka's rule)."""
@@ -252,31 +277,6 @@ class GroupCoordinator:
             first = next(p for p, _ in m.protocols if p in common)
             votes[first] = votes.get(first, 0) + 1
         return max(sorted(votes), key=lambda p: votes[p])
-
-    def _maybe_complete(self, g: Group) -> None:
-        if g.state != GroupState.PREPARING_REBALANCE or not g.all_joined() or g.delay_until is not None:
-            return
-        g.generation_id += 1
-        g.protocol_name = self._select_protocol(g)
-        if g.leader not in g.members:
-            g.leader = next(iter(g.members))
-        g.state = GroupState.COMPLETING_REBALANCE
-        g.rebalance_deadline = None
-        g.sync_done = trio.Event()
-        now = trio.current_time()
-        for m in g.members.values():
-            m.assignment = b""
-            m.last_seen = now
-            m.finish_join(self._current_generation(g, m.member_id))
-        log.info(
-            "group %s: generation %d with %d member(s), protocol %s, leader %s",
-            g.group_id,
-            g.generation_id,
-            len(g.members),
-            g.protocol_name,
-            g.leader,
-        )
-        self._deadlines_changed()
 
     # ---------------------------------------------------------------- requests
 
@@ -303,8 +303,6 @@ class GroupCoordinator:
         if not protocol_type or not protocols:
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id)
         g = self.groups.get(group_id)
-        if g is not None and g.state == GroupState.DEAD:
-            return JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id=member_id)
         if member_id and (g is None or (member_id not in g.members and member_id not in g.pending_ids)):
             return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
         if g is not None and g.members:
@@ -328,7 +326,6 @@ class GroupCoordinator:
                 client_host,
                 session_s,
                 rebalance_timeout_ms / 1000,
-                protocol_type,
                 list(protocols),
                 group_instance_id,
                 last_seen=now,
@@ -354,7 +351,7 @@ class GroupCoordinator:
         m.last_seen = now
         waiter = _JoinWaiter()
         m.join_waiters.append(waiter)
-        self._prepare_rebalance(g)
+        self._fire(g, GroupEvent.JOIN)
         self._maybe_complete(g)
         try:
             await waiter.done.wait()
@@ -397,9 +394,7 @@ class GroupCoordinator:
             given = dict(assignments)
             for mid, member in g.members.items():
                 member.assignment = given.get(mid, b"")
-            g.state = GroupState.STABLE
-            g.sync_done.set()
-            log.info("group %s: generation %d is stable", g.group_id, g.generation_id)
+            self._fire(g, GroupEvent.LEADER_SYNCED)
             return ErrorCode.NONE, m.assignment
         done = g.sync_done
         m.sync_waiters += 1
@@ -474,4 +469,4 @@ class GroupCoordinator:
 
     def listing(self) -> list[tuple[str, str]]:
         """(group id, protocol type) of every group with members or history."""
-        return [(g.group_id, g.protocol_type) for g in self.groups.values() if g.state != GroupState.DEAD]
+        return [(g.group_id, g.protocol_type) for g in self.groups.values()]

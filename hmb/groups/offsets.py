@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from construct import Int16sb, Int32sb, Int64sb, PascalString, Struct
 
 from hmb.log.partition import PartitionLog
-from kproto import KprotoError
 from kproto.records import build_message_set, read_message_set
 
 log = logging.getLogger(__name__)
@@ -73,7 +72,7 @@ class OffsetStore:
                 try:
                     self._apply(rec.key, rec.value)
                     applied += 1
-                except (KprotoError, ValueError, Exception) as exc:
+                except Exception as exc:  # any unreadable record: skipped, never fatal to the start
                     log.warning("skipping unreadable %s record at %d: %s", TOPIC, rec.offset, exc)
         return applied
 

@@ -450,7 +450,7 @@ def test_offset_fetch_versions(shared: BrokerProcess, group: str) -> None:
             p = fetch_offset(c, group, topic, version)
             assert (p.committed_offset, p.metadata, p.error_code) == (43, "md", ErrorCode.NONE)
             if version >= 5:
-                assert p.committed_leader_epoch == -1  # no leader epochs here (trap 4)
+                assert p.committed_leader_epoch == -1  # leader epochs are always -1 here
         unknown = fetch_offset(c, group + "-never", topic)
         assert (unknown.committed_offset, unknown.metadata, unknown.error_code) == (-1, "", ErrorCode.NONE)
 

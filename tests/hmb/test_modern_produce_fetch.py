@@ -257,7 +257,7 @@ def test_fetch_response_fields_per_version(wc: WireClient, version: int) -> None
         assert p.records is not None
         if version >= 4:
             assert p.last_stable_offset == 2
-            assert p.aborted_transactions == []  # empty, never null (trap 3)
+            assert p.aborted_transactions == []  # empty, never null (librdkafka reads read_committed)
         if version >= 5:
             assert p.log_start_offset == 0
         if version >= 11:
