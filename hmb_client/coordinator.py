@@ -36,9 +36,9 @@ class CoordinatorLink:
             conn = self._conn = await self.cluster.coordinator(self.group_id)
         return conn
 
-    async def version(self, api_key: int, versions: tuple[int, int] | None = None) -> int:
+    async def version(self, api_key: int) -> int:
         """The highest version of ``api_key`` the coordinator and this client share."""
-        return (await self.connection()).pick(api_key, versions)
+        return (await self.connection()).pick(api_key)
 
     async def request(
         self, api_key: int, version: int, body: dict[str, Any], timeout_s: float | None = None

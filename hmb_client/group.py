@@ -23,8 +23,8 @@ subscribed consumer, and drives what Kafka's ``AbstractCoordinator`` does:
    ``session_timeout_ms``.
 
 Every request's version is the highest both sides speak
-(``BrokerConnection.pick``): JoinGroup 0-5, SyncGroup 0-3, Heartbeat 0-3,
-LeaveGroup 0-3 (OffsetCommit/OffsetFetch: ``CLIENT_VERSIONS``).  Static membership
+(``BrokerConnection.pick`` over the client's table, ``CLIENT_VERSIONS``):
+JoinGroup 0-5, SyncGroup 0-3, Heartbeat 0-3, LeaveGroup 0-3.  Static membership
 (``group_instance_id``) and the cooperative protocol are not implemented.
 Settings and defaults are kafka-python's / Kafka 3's (:class:`GroupSettings`).
 """
@@ -67,11 +67,6 @@ from hmb_client.structs import OffsetAndMetadata, TopicPartition
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
-
-JOIN_GROUP_VERSIONS = (0, 5)
-SYNC_GROUP_VERSIONS = (0, 3)
-HEARTBEAT_VERSIONS = (0, 3)
-LEAVE_GROUP_VERSIONS = (0, 3)
 
 # Errors after which only a change of configuration helps: they surface from poll().
 _FATAL_CODES = frozenset(
@@ -259,12 +254,10 @@ class GroupMember:
     async def _coordinator(self) -> BrokerConnection:
         return await self._link.connection()
 
-    async def _request(
-        self, api_key: int, versions: tuple[int, int], body: dict[str, Any], timeout_s: float | None = None
-    ) -> tuple[int, Any]:
-        """(version, response) of a request to the coordinator at the best common version."""
-        version = await self._link.version(api_key, versions)
-        return version, await self._link.request(api_key, version, body, timeout_s)
+    async def _request(self, api_key: int, body: dict[str, Any], timeout_s: float | None = None) -> Any:
+        """The response to a request to the coordinator at the best common version."""
+        version = await self._link.version(api_key)
+        return await self._link.request(api_key, version, body, timeout_s)
 
     def _check(self, code: int, what: str) -> None:
         """Raise the error of ``code``, forgetting the coordinator when it moved."""
@@ -363,7 +356,7 @@ class GroupMember:
             # timeout (the session timeout before v1), as Java's client allows for.
             wait_s = max(self.request_timeout_s, max(rebalance_timeout_s, cfg.session_timeout_ms / 1000) + 5)
             started = time.monotonic()
-            _, response = await self._request(ApiKey.JOIN_GROUP, JOIN_GROUP_VERSIONS, body, timeout_s=wait_s)
+            response = await self._request(ApiKey.JOIN_GROUP, body, timeout_s=wait_s)
             code = response.error_code
             log.debug(
                 "group %s: JoinGroup answered %s after %.1fs",
@@ -441,7 +434,7 @@ class GroupMember:
             "group_instance_id": None,
             "assignments": assignments,
         }
-        _, response = await self._request(ApiKey.SYNC_GROUP, SYNC_GROUP_VERSIONS, body)
+        response = await self._request(ApiKey.SYNC_GROUP, body)
         code = response.error_code
         if code == ErrorCode.UNKNOWN_MEMBER_ID:
             self.member_id = ""
@@ -494,7 +487,7 @@ class GroupMember:
             "member_id": self.member_id,
             "group_instance_id": None,
         }
-        _, response = await self._request(ApiKey.HEARTBEAT, HEARTBEAT_VERSIONS, body)
+        response = await self._request(ApiKey.HEARTBEAT, body)
         code = response.error_code
         if code == ErrorCode.REBALANCE_IN_PROGRESS:
             # Our generation stays valid until we rejoin: the revoke commits with it.
@@ -575,7 +568,7 @@ class GroupMember:
         }
         try:
             with trio.move_on_after(self.request_timeout_s):
-                _, response = await self._request(ApiKey.LEAVE_GROUP, LEAVE_GROUP_VERSIONS, body)
+                response = await self._request(ApiKey.LEAVE_GROUP, body)
                 members = getattr(response, "members", None) or []
                 codes = [response.error_code, *(m.error_code for m in members)]
                 if any(codes):

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hmb_client.cluster import Cluster
+from hmb_client.connection import versions_from
 from hmb_client.errors import IllegalStateError, error_for
 from hmb_client.runtime import IoThread
 from hmb_client.structs import OffsetAndTimestamp, TopicPartition
@@ -66,7 +67,7 @@ class OffsetLookups:
         out: dict[TopicPartition, tuple[int, int]] = {}
         for leader, topics in by_leader.items():
             conn = await self._cluster.connection(leader)
-            version = conn.pick(ApiKey.LIST_OFFSETS, (1, 5) if exact else None)
+            version = conn.pick(ApiKey.LIST_OFFSETS, versions_from(1, ApiKey.LIST_OFFSETS) if exact else None)
             body = {
                 "replica_id": -1,
                 "isolation_level": ISOLATION[cfg.isolation_level],

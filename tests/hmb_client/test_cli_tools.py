@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from broker_process import ROOT, BrokerProcess, free_port
 
-from hmb_cmd import build_parser, main
 from hmb_client.progress import Progress
 from hmb_client.structs import ConsumerRecord
 from hmb_client.tools.console import RecordFormatter
 from hmb_client.tools.perf import latency_summary, percentile, sample_every
+from hmb_cmd import build_parser, main
 
 SUBCOMMANDS = [
     [],
