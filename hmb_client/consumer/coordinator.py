@@ -1,6 +1,6 @@
 """The connection to a consumer group's coordinator, found on demand.
 
-Committing offsets (the consumer) and group membership (:mod:`hmb_client.group`)
+Committing offsets (the consumer) and group membership (:mod:`hmb_client.consumer.group`)
 both talk to the group's coordinator: it is looked up with FindCoordinator
 when first needed and forgotten when the connection breaks or an answer says
 the coordinator moved (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
