@@ -203,10 +203,6 @@ class BrokerConnection:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    @property
-    def in_flight(self) -> int:
-        return len(self._pending)
-
     async def open(self, nursery: trio.Nursery, timeout_s: float, *, allow_legacy: bool = True) -> None:
         """Connect and negotiate versions (unless ``api_version_request`` is off).
 
