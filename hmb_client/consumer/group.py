@@ -133,7 +133,7 @@ class ConsumerRebalanceListener:
 
 
 class GroupOwner(Protocol):
-    """What the group needs from its consumer (the consumer implements it)."""
+    """What the group needs from its consumer (:class:`~hmb_client.consumer.membership.Membership`)."""
 
     def subscribed_topics(self) -> list[str]: ...
 
