@@ -79,7 +79,7 @@ def run_client(kind: str, bootstrap: str, topic: str, n: int, size: int, legacy:
             [
                 py,
                 "-m",
-                "hmb_client.cli",
+                "hmb_cmd",
                 "perf",
                 "produce",
                 "--topic",

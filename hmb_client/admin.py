@@ -36,7 +36,9 @@ import trio
 from hmb_client.cluster import Cluster, ClusterConfig, TopicInfo, parse_bootstrap, uses_api_versions
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import KafkaError, UnsupportedVersionError, error_for
+from hmb_client.request_bodies import list_offsets_body
 from hmb_client.runtime import IoThread
+from hmb_client.structs import TopicPartition
 from kproto import ApiKey, ErrorCode
 from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
@@ -219,7 +221,7 @@ class Admin:
             return not info.error or error_for(info.error).retriable
         version = conn.pick(ApiKey.LIST_OFFSETS)
         body = await conn.request(
-            ApiKey.LIST_OFFSETS, version, _list_offsets_body({topic: [0]}, LATEST_TIMESTAMP)
+            ApiKey.LIST_OFFSETS, version, list_offsets_body({TopicPartition(topic, 0): LATEST_TIMESTAMP})
         )
         codes = [p.error_code for t in body.topics for p in t.partitions]
         # NOT_LEADER_OR_FOLLOWER and the like still mean the topic exists (on another broker).
@@ -332,7 +334,8 @@ class Admin:
             try:
                 conn = await self._cluster.connection(leader)
                 version = conn.pick(ApiKey.LIST_OFFSETS)
-                request = _list_offsets_body(partitions, timestamp)
+                wanted = {TopicPartition(t, p): timestamp for t, ps in partitions.items() for p in ps}
+                request = list_offsets_body(wanted)
                 body = await conn.request(ApiKey.LIST_OFFSETS, version, request)
             except KafkaError as exc:  # collected, so the caller sees the error and not a group
                 errors.append(exc)
@@ -369,25 +372,3 @@ class Admin:
             )
             for info in infos
         }
-
-
-def _list_offsets_body(partitions: dict[str, list[int]], timestamp: int) -> dict[str, Any]:
-    return {
-        "replica_id": -1,
-        "isolation_level": 0,
-        "topics": [
-            {
-                "name": topic,
-                "partitions": [
-                    {
-                        "partition_index": p,
-                        "current_leader_epoch": -1,
-                        "timestamp": timestamp,
-                        "max_num_offsets": 1,
-                    }
-                    for p in parts
-                ],
-            }
-            for topic, parts in partitions.items()
-        ],
-    }

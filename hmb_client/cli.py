@@ -1,15 +1,15 @@
-"""The ``hmb`` command: one entry point for the broker and the client tools.
+"""The client tools of the ``hmb`` command.
 
-    hmb serve ...                      the broker (options of :mod:`hmb.cli`)
     hmb topics create|list|describe    topic administration
     hmb produce TOPIC                  lines from stdin or a file -> records
     hmb consume TOPIC                  records -> lines on stdout
     hmb perf produce|consume           throughput and latency measurements
 
-Every subcommand has ``--help``.  The broker lives in :mod:`hmb`, imported
-only when ``hmb serve`` runs, and the tools import the client library only
-when they run, so ``--help`` is instant and :mod:`hmb` never depends on this
-package.  This module only dispatches; the tools live in
+Every subcommand has ``--help``.  The ``hmb`` console script is
+:func:`hmb_cmd.main`, which adds ``hmb serve`` (the broker) in front of
+these, so that this package never imports the broker (nor the broker this
+package).  The tools import the client library only when they run, so
+``--help`` is instant.  This module only dispatches; the tools live in
 :mod:`hmb_client.tools`.  Failures the user can act on (no broker at the
 address, unknown topic, a failed send) end as one line on stderr and exit
 status 1, never a traceback.
@@ -18,16 +18,19 @@ status 1, never a traceback.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hmb_client.tools import console, perf, topics
 from hmb_client.tools.common import CliError
 
+#: Registers commands of another package (``hmb serve``) ahead of the tools.
+RegisterCommands = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(first: RegisterCommands | None = None) -> argparse.ArgumentParser:
+    """The ``hmb`` parser; ``first`` adds subcommands listed before the tools."""
     parser = argparse.ArgumentParser(
         prog="hmb",
         description=(
@@ -37,24 +40,19 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run 'hmb COMMAND --help' for a command's options.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", help="one of:")
-    serve = sub.add_parser(
-        "serve",
-        help="run the broker (hmb serve --help for its options)",
-        add_help=False,  # the broker's own parser answers --help
-    )
-    serve.add_argument("args", nargs=argparse.REMAINDER)
+    if first is not None:
+        first(sub)
     topics.register(sub)
     console.register(sub)
     perf.register(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Run one tool command; ``parser`` (default :func:`build_parser`) may carry more commands."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["serve"]:  # everything after "serve", --help included, is the broker's
-        server_cli = importlib.import_module("hmb.cli")
-        return int(server_cli.main(args[1:]))
-    parser = build_parser()
+    if parser is None:
+        parser = build_parser()
     ns = parser.parse_args(args)
     if ns.command is None:
         parser.print_help()

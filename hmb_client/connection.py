@@ -60,10 +60,12 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 }
 
 #: The versions hmb_client builds and parses, per API: :meth:`BrokerConnection.pick`'s
-#: default ``ours``.  Every range reaches down to what a 0.8.2 broker serves, so the same
-#: code talks to old and new brokers; the tops are the newest non-flexible versions
-#: (InitProducerId excepted).  OffsetCommit and OffsetFetch start at 1: v0 is
-#: Kafka's ZooKeeper-stored offsets, which no Kafka-compatible broker today keeps.
+#: default ``ours``, and the one place a version range of the client is written.  Every
+#: range reaches down to what a 0.8.2 broker serves, so the same code talks to old and
+#: new brokers; the tops are the newest non-flexible versions (InitProducerId excepted).
+#: OffsetCommit and OffsetFetch start at 1: v0 is Kafka's ZooKeeper-stored offsets, which
+#: no Kafka-compatible broker today keeps.  Every range lies inside what kproto declares
+#: (``kproto.registry.supported_versions()``): tests/hmb_client/test_versions_table.py.
 CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (0, 8),
     ApiKey.FETCH: (0, 11),
@@ -72,10 +74,24 @@ CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.OFFSET_COMMIT: (1, 7),
     ApiKey.OFFSET_FETCH: (1, 5),
     ApiKey.FIND_COORDINATOR: (0, 2),
+    ApiKey.JOIN_GROUP: (0, 5),
+    ApiKey.HEARTBEAT: (0, 3),
+    ApiKey.LEAVE_GROUP: (0, 3),
+    ApiKey.SYNC_GROUP: (0, 3),
+    ApiKey.API_VERSIONS: (0, 0),
     ApiKey.INIT_PRODUCER_ID: (0, 4),
     ApiKey.CREATE_TOPICS: (0, 4),
     ApiKey.DELETE_TOPICS: (0, 3),
 }
+
+#: The version of the first request on every connection, which every broker since 0.10 answers.
+API_VERSIONS_REQUEST = CLIENT_VERSIONS[ApiKey.API_VERSIONS][0]
+
+
+def versions_from(low: int, api_key: int) -> tuple[int, int]:
+    """``CLIENT_VERSIONS[api_key]`` raised to start at ``low``: for a feature that only
+    exists from a version on (e.g. ListOffsets by timestamp, v1+)."""
+    return low, CLIENT_VERSIONS[api_key][1]
 
 
 #: Bytes asked of the socket per read; a read that fills it is followed by a checkpoint.
@@ -187,10 +203,6 @@ class BrokerConnection:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    @property
-    def in_flight(self) -> int:
-        return len(self._pending)
-
     async def open(self, nursery: trio.Nursery, timeout_s: float, *, allow_legacy: bool = True) -> None:
         """Connect and negotiate versions (unless ``api_version_request`` is off).
 
@@ -202,7 +214,7 @@ class BrokerConnection:
         if not self.api_version_request:
             return
         try:
-            body = await self.request(ApiKey.API_VERSIONS, 0, {}, timeout_s=timeout_s)
+            body = await self.request(ApiKey.API_VERSIONS, API_VERSIONS_REQUEST, {}, timeout_s=timeout_s)
         except KafkaConnectionError:
             if not (allow_legacy and self.peer_closed):
                 raise  # a reset or a timeout: the connection failed, it is retried
@@ -215,7 +227,7 @@ class BrokerConnection:
             return
         if body.error_code:
             code = body.error_code
-            raise UnsupportedVersionError(f"{self.host}:{self.port} refused ApiVersions v0 ({code})")
+            raise UnsupportedVersionError(f"{self.host}:{self.port} refused ApiVersions ({code})")
         self.versions = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
         self.negotiated = True
 

@@ -79,12 +79,6 @@ def error_for(code: int) -> type[BrokerResponseError]:
     return _BY_CODE.get(code, _BY_CODE[ErrorCode.UNKNOWN_SERVER_ERROR])
 
 
-def raise_for(code: int, message: str = "") -> None:
-    """Raise the error for ``code`` unless it is 0."""
-    if code:
-        raise error_for(code)(message)
-
-
 def __getattr__(name: str) -> type[BrokerResponseError]:  # for type checkers and dir()
     for cls in _BY_CODE.values():
         if cls.__name__ == name:

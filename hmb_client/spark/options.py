@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from hmb_client.consumer import ConsumerConfig
-from hmb_client.producer_config import ProducerConfig
+from hmb_client.producer.config import ProducerConfig
 from hmb_client.structs import TopicPartition
 
 EARLIEST = -2  # Spark's (and Kafka's ListOffsets') codes inside offset JSON

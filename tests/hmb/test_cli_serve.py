@@ -19,7 +19,7 @@ from kproto.records import build_message_set
 
 def _hmb(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "hmb_client.cli", *args],
+        [sys.executable, "-m", "hmb_cmd", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,6 +1,6 @@
 """The ``hmb`` client tools (topics, produce, consume, perf) against the real broker.
 
-Most commands run as real subprocesses (``python -m hmb_client.cli``), so
+Most commands run as real subprocesses (``python -m hmb_cmd``), so
 exit codes, stdin/stdout bytes and stderr messages are exactly what a user
 gets; quick ones run through ``main(argv)``.
 """
@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from broker_process import ROOT, BrokerProcess, free_port
 
-from hmb_client.cli import build_parser, main
 from hmb_client.progress import Progress
 from hmb_client.structs import ConsumerRecord
 from hmb_client.tools.console import RecordFormatter
 from hmb_client.tools.perf import latency_summary, percentile, sample_every
+from hmb_cmd import build_parser, main
 
 SUBCOMMANDS = [
     [],
@@ -43,7 +43,7 @@ SUBCOMMANDS = [
 
 def hmb(*args: str, stdin: bytes = b"", timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "hmb_client.cli", *args],
+        [sys.executable, "-m", "hmb_cmd", *args],
         input=stdin,
         capture_output=True,
         timeout=timeout,

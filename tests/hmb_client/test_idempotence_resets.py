@@ -22,10 +22,10 @@ from broker_process import BrokerProcess
 
 from bench.faultproxy import FaultProxy, Faults
 from bench.hmb_process import free_port
-from hmb_client.batches import ProducerBatch
 from hmb_client.consumer import Consumer
-from hmb_client.idempotence import Idempotence
 from hmb_client.producer import Producer
+from hmb_client.producer.batches import ProducerBatch
+from hmb_client.producer.idempotence import Idempotence
 from hmb_client.structs import TopicPartition
 
 

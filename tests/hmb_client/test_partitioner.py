@@ -13,7 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hmb_client.partitioner import DefaultPartitioner, RoundRobinPartitioner, murmur2, partition_for_key
+from hmb_client.producer.partitioner import (
+    DefaultPartitioner,
+    RoundRobinPartitioner,
+    murmur2,
+    partition_for_key,
+)
 
 # org.apache.kafka.common.utils.UtilsTest#testMurmur2
 KAFKA_VECTORS = {

@@ -23,8 +23,8 @@ from hmb_client.errors import (
     NoBrokersAvailable,
     UnknownTopicOrPartitionError,
 )
-from hmb_client.partitioner import partition_for_key
 from hmb_client.producer import Producer
+from hmb_client.producer.partitioner import partition_for_key
 
 ck = pytest.importorskip("confluent_kafka")
 LEGACY = {"api.version.request": False, "broker.version.fallback": "0.8.2", "log_level": 3}

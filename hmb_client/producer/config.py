@@ -1,6 +1,6 @@
 """The producer's settings: :class:`ProducerConfig`, kafka-python's names and Kafka's defaults.
 
-Split from :mod:`hmb_client.producer` so that module holds the control
+Beside :mod:`hmb_client.producer.producer`, which holds the control
 flow (``send()``, the sender) and this one what a user sets; Spark's
 options read the field names from here too.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hmb_client.idempotence import MAX_IN_FLIGHT
+from hmb_client.producer.idempotence import MAX_IN_FLIGHT
 from kproto.records import Compression
 
 __all__ = ["COMPRESSION", "ProducerConfig"]

@@ -13,11 +13,11 @@ leader or topic errors refresh metadata first.
 The message format follows the Produce version negotiated with each
 leader: RecordBatch v2 (headers, zstd, idempotence) from Produce v3, magic 1
 at v2, magic 0 below (a Kafka 0.8 broker).  Records and futures live in
-:mod:`hmb_client.batches`, the idempotent producer's sequence bookkeeping in
-:mod:`hmb_client.idempotence`.
+:mod:`hmb_client.producer.batches`, the idempotent producer's sequence bookkeeping in
+:mod:`hmb_client.producer.idempotence`.
 
 Config names and defaults follow kafka-python (Kafka's Java names in
-snake_case): see :class:`hmb_client.producer_config.ProducerConfig`.
+snake_case): see :class:`hmb_client.producer.config.ProducerConfig`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,16 @@ from typing import Any
 
 import trio
 
-from hmb_client.batches import (
+from hmb_client.cluster import Cluster, cluster_config_of
+from hmb_client.errors import (
+    IllegalStateError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    UnsupportedVersionError,
+    error_for,
+)
+from hmb_client.producer.batches import (
     Accumulator,
     FutureRecordMetadata,
     Headers,
@@ -42,18 +51,9 @@ from hmb_client.batches import (
     encode_batch,
     magic_for_produce,
 )
-from hmb_client.cluster import Cluster, cluster_config_of
-from hmb_client.errors import (
-    IllegalStateError,
-    KafkaConnectionError,
-    KafkaError,
-    KafkaTimeoutError,
-    UnsupportedVersionError,
-    error_for,
-)
-from hmb_client.idempotence import FAIL, RETRY, SUCCESS, Idempotence
-from hmb_client.partitioner import DefaultPartitioner, RoundRobinPartitioner
-from hmb_client.producer_config import COMPRESSION, ProducerConfig
+from hmb_client.producer.config import COMPRESSION, ProducerConfig
+from hmb_client.producer.idempotence import FAIL, RETRY, SUCCESS, Idempotence
+from hmb_client.producer.partitioner import DefaultPartitioner, RoundRobinPartitioner
 from hmb_client.runtime import IoThread
 from kproto import ApiKey, ErrorCode, KprotoError
 from kproto.produce_fast import encode_produce_request, produce_acks

@@ -1,6 +1,6 @@
 """The connection to a consumer group's coordinator, found on demand.
 
-Committing offsets (the consumer) and group membership (:mod:`hmb_client.group`)
+Committing offsets (the consumer) and group membership (:mod:`hmb_client.consumer.group`)
 both talk to the group's coordinator: it is looked up with FindCoordinator
 when first needed and forgotten when the connection breaks or an answer says
 the coordinator moved (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
@@ -36,9 +36,9 @@ class CoordinatorLink:
             conn = self._conn = await self.cluster.coordinator(self.group_id)
         return conn
 
-    async def version(self, api_key: int, versions: tuple[int, int] | None = None) -> int:
+    async def version(self, api_key: int) -> int:
         """The highest version of ``api_key`` the coordinator and this client share."""
-        return (await self.connection()).pick(api_key, versions)
+        return (await self.connection()).pick(api_key)
 
     async def request(
         self, api_key: int, version: int, body: dict[str, Any], timeout_s: float | None = None

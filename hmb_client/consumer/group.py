@@ -23,10 +23,10 @@ subscribed consumer, and drives what Kafka's ``AbstractCoordinator`` does:
    ``session_timeout_ms``.
 
 Every request's version is the highest both sides speak
-(``BrokerConnection.pick``): JoinGroup 0-5, SyncGroup 0-3, Heartbeat 0-3,
-LeaveGroup 0-3 (OffsetCommit/OffsetFetch: ``CLIENT_VERSIONS``).  Static membership
+(``BrokerConnection.pick`` over the client's table, ``CLIENT_VERSIONS``):
+JoinGroup 0-5, SyncGroup 0-3, Heartbeat 0-3, LeaveGroup 0-3.  Static membership
 (``group_instance_id``) and the cooperative protocol are not implemented.
-Settings and defaults are kafka-python's / Kafka 3's (:class:`GroupSettings`).
+Settings and defaults are kafka-python's / Kafka 3's (the consumer's config).
 """
 
 from __future__ import annotations
@@ -34,14 +34,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NamedTuple, Protocol
 
 import trio
 
 from hmb_client.assignors import (
-    DEFAULT_ASSIGNORS,
     LATEST_VERSION,
     PROTOCOL_TYPE,
     Assignment,
@@ -57,21 +55,16 @@ from hmb_client.assignors import (
 )
 from hmb_client.cluster import Cluster
 from hmb_client.connection import BrokerConnection
-from hmb_client.coordinator import CoordinatorLink
+from hmb_client.consumer.coordinator import CoordinatorLink
 from hmb_client.errors import (
     KafkaError,
     UnsupportedVersionError,
     error_for,
 )
-from hmb_client.structs import OffsetAndMetadata, TopicPartition
+from hmb_client.structs import TopicPartition
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
-
-JOIN_GROUP_VERSIONS = (0, 5)
-SYNC_GROUP_VERSIONS = (0, 3)
-HEARTBEAT_VERSIONS = (0, 3)
-LEAVE_GROUP_VERSIONS = (0, 3)
 
 # Errors after which only a change of configuration helps: they surface from poll().
 _FATAL_CODES = frozenset(
@@ -86,28 +79,25 @@ _FATAL_CODES = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class GroupSettings:
-    """The consumer's group settings (kafka-python names, Kafka 3 defaults)."""
+class GroupSettings(Protocol):
+    """The settings a member reads (:class:`~hmb_client.consumer.config.ConsumerConfig` has them)."""
 
-    heartbeat_interval_ms: int = 3000
-    session_timeout_ms: int = 45_000
-    max_poll_interval_ms: int = 300_000  # also the rebalance timeout sent in JoinGroup v1+
-    partition_assignment_strategy: Sequence[AssignorSpec] = DEFAULT_ASSIGNORS
-    metadata_max_age_ms: int = 300_000  # how often subscribed topics are checked for new partitions
+    @property
+    def heartbeat_interval_ms(self) -> int: ...
 
-    def _check_group_settings(self) -> None:
-        for name in (
-            "heartbeat_interval_ms",
-            "session_timeout_ms",
-            "max_poll_interval_ms",
-            "metadata_max_age_ms",
-        ):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive")
-        if self.heartbeat_interval_ms >= self.session_timeout_ms:
-            raise ValueError("heartbeat_interval_ms must be lower than session_timeout_ms")
-        assignors_for(self.partition_assignment_strategy)  # raises on a bad entry
+    @property
+    def session_timeout_ms(self) -> int: ...
+
+    @property
+    def max_poll_interval_ms(self) -> int:
+        """Also the rebalance timeout sent in JoinGroup v1+."""
+
+    @property
+    def partition_assignment_strategy(self) -> Sequence[AssignorSpec]: ...
+
+    @property
+    def metadata_max_age_ms(self) -> int:
+        """How often subscribed topics are checked for new partitions."""
 
 
 class Generation(NamedTuple):
@@ -143,7 +133,7 @@ class ConsumerRebalanceListener:
 
 
 class GroupOwner(Protocol):
-    """What the group needs from its consumer (the consumer implements it)."""
+    """What the group needs from its consumer (:class:`~hmb_client.consumer.membership.Membership`)."""
 
     def subscribed_topics(self) -> list[str]: ...
 
@@ -259,12 +249,10 @@ class GroupMember:
     async def _coordinator(self) -> BrokerConnection:
         return await self._link.connection()
 
-    async def _request(
-        self, api_key: int, versions: tuple[int, int], body: dict[str, Any], timeout_s: float | None = None
-    ) -> tuple[int, Any]:
-        """(version, response) of a request to the coordinator at the best common version."""
-        version = await self._link.version(api_key, versions)
-        return version, await self._link.request(api_key, version, body, timeout_s)
+    async def _request(self, api_key: int, body: dict[str, Any], timeout_s: float | None = None) -> Any:
+        """The response to a request to the coordinator at the best common version."""
+        version = await self._link.version(api_key)
+        return await self._link.request(api_key, version, body, timeout_s)
 
     def _check(self, code: int, what: str) -> None:
         """Raise the error of ``code``, forgetting the coordinator when it moved."""
@@ -363,7 +351,7 @@ class GroupMember:
             # timeout (the session timeout before v1), as Java's client allows for.
             wait_s = max(self.request_timeout_s, max(rebalance_timeout_s, cfg.session_timeout_ms / 1000) + 5)
             started = time.monotonic()
-            _, response = await self._request(ApiKey.JOIN_GROUP, JOIN_GROUP_VERSIONS, body, timeout_s=wait_s)
+            response = await self._request(ApiKey.JOIN_GROUP, body, timeout_s=wait_s)
             code = response.error_code
             log.debug(
                 "group %s: JoinGroup answered %s after %.1fs",
@@ -441,7 +429,7 @@ class GroupMember:
             "group_instance_id": None,
             "assignments": assignments,
         }
-        _, response = await self._request(ApiKey.SYNC_GROUP, SYNC_GROUP_VERSIONS, body)
+        response = await self._request(ApiKey.SYNC_GROUP, body)
         code = response.error_code
         if code == ErrorCode.UNKNOWN_MEMBER_ID:
             self.member_id = ""
@@ -494,7 +482,7 @@ class GroupMember:
             "member_id": self.member_id,
             "group_instance_id": None,
         }
-        _, response = await self._request(ApiKey.HEARTBEAT, HEARTBEAT_VERSIONS, body)
+        response = await self._request(ApiKey.HEARTBEAT, body)
         code = response.error_code
         if code == ErrorCode.REBALANCE_IN_PROGRESS:
             # Our generation stays valid until we rejoin: the revoke commits with it.
@@ -575,7 +563,7 @@ class GroupMember:
         }
         try:
             with trio.move_on_after(self.request_timeout_s):
-                _, response = await self._request(ApiKey.LEAVE_GROUP, LEAVE_GROUP_VERSIONS, body)
+                response = await self._request(ApiKey.LEAVE_GROUP, body)
                 members = getattr(response, "members", None) or []
                 codes = [response.error_code, *(m.error_code for m in members)]
                 if any(codes):
@@ -584,32 +572,3 @@ class GroupMember:
                     log.info("group %s: left (%s)", self.group_id, reason)
         except KafkaError as exc:
             log.info("group %s: LeaveGroup failed (%s); the session will time out", self.group_id, exc)
-
-
-# ---------------------------------------------------------------- offsets
-
-
-def offset_commit_body(
-    group_id: str, generation: Generation | None, offsets: dict[TopicPartition, OffsetAndMetadata]
-) -> dict[str, Any]:
-    """An OffsetCommit request body for any version 1-7 (the codec drops fields a version
-    lacks); ``generation`` None: not a group member (self-assigned partitions)."""
-    topics: dict[str, list[dict[str, Any]]] = {}
-    for tp, om in offsets.items():
-        topics.setdefault(tp.topic, []).append(
-            {
-                "partition_index": tp.partition,
-                "committed_offset": om.offset,
-                "committed_leader_epoch": -1,
-                "commit_timestamp": -1,
-                "committed_metadata": om.metadata,
-            }
-        )
-    return {
-        "group_id": group_id,
-        "generation_id": generation.generation_id if generation else -1,
-        "member_id": generation.member_id if generation else "",
-        "group_instance_id": None,
-        "retention_time_ms": -1,
-        "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
-    }

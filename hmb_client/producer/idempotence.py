@@ -6,7 +6,7 @@ appends a batch only if its sequence follows the last one it appended for
 that producer and partition, and answers a resent batch it already has with
 its original offset.  So a retry after a lost answer does not duplicate
 records -- provided the retry carries the same id, epoch and sequence (the
-batch keeps its encoded bytes, see :mod:`hmb_client.batches`) and a
+batch keeps its encoded bytes, see :mod:`hmb_client.producer.batches`) and a
 partition's batches reach the broker in sequence order.
 
 The rules, after the Java client's ``TransactionManager``:
@@ -36,9 +36,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from hmb_client.batches import ProducerBatch
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import error_for
+from hmb_client.producer.batches import ProducerBatch
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)

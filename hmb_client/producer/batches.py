@@ -1,6 +1,6 @@
 """The producer's batches: what ``send()`` fills, the sender ships and futures wait on.
 
-Split from :mod:`hmb_client.producer` so the producer module holds the
+Beside :mod:`hmb_client.producer.producer`, so the producer module holds the
 control flow (config, ``send()``, the sender loop) and this one the data:
 
 * :class:`ProducerBatch` -- one partition's records, sent together and

@@ -1,0 +1,96 @@
+"""Request bodies that more than one client builds, built here once.
+
+Rules of this module: each function returns the body dict of one API for
+every version the client sends (``CLIENT_VERSIONS``); kproto's grammar drops
+the fields a version lacks and fills nothing in, so every field of every
+version is given here.  Values the client never varies (no replica id, no
+leader epoch, no static membership) are written once, here.  The consumer
+(positions, commits) and the admin (topic descriptions) both use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hmb_client.structs import OffsetAndMetadata, TopicPartition
+
+#: ListOffsets v2+ / Fetch v4+ ``isolation_level`` values, by the consumer setting's name.
+ISOLATION = {"read_uncommitted": 0, "read_committed": 1}
+
+_NO_REPLICA = -1  # a client, not a follower broker
+_UNKNOWN_EPOCH = -1  # the client does not track leader epochs
+
+
+def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
+    out: dict[str, list[TopicPartition]] = {}
+    for tp in tps:
+        out.setdefault(tp.topic, []).append(tp)
+    return out
+
+
+def list_offsets_body(timestamps: Mapping[TopicPartition, int], isolation_level: int = 0) -> dict[str, Any]:
+    """ListOffsets (v0-5): one offset per partition at its time in ms, or -1 latest / -2 earliest."""
+    return {
+        "replica_id": _NO_REPLICA,
+        "isolation_level": isolation_level,
+        "topics": [
+            {
+                "name": topic,
+                "partitions": [
+                    {
+                        "partition_index": tp.partition,
+                        "current_leader_epoch": _UNKNOWN_EPOCH,
+                        "timestamp": timestamps[tp],
+                        "max_num_offsets": 1,
+                    }
+                    for tp in tps
+                ],
+            }
+            for topic, tps in _by_topic(timestamps).items()
+        ],
+    }
+
+
+def offset_commit_body(
+    group_id: str,
+    offsets: Mapping[TopicPartition, OffsetAndMetadata],
+    generation_id: int = -1,
+    member_id: str = "",
+) -> dict[str, Any]:
+    """OffsetCommit (v1-7); generation -1 and no member id: not a group member
+    (self-assigned partitions, as Kafka 0.8.2 consumers committed)."""
+    return {
+        "group_id": group_id,
+        "generation_id": generation_id,
+        "member_id": member_id,
+        "group_instance_id": None,
+        "retention_time_ms": -1,  # the broker's offsets.retention.minutes
+        "topics": [
+            {
+                "name": topic,
+                "partitions": [
+                    {
+                        "partition_index": tp.partition,
+                        "committed_offset": offsets[tp].offset,
+                        "committed_leader_epoch": _UNKNOWN_EPOCH,
+                        "commit_timestamp": -1,
+                        "committed_metadata": offsets[tp].metadata,
+                    }
+                    for tp in tps
+                ],
+            }
+            for topic, tps in _by_topic(offsets).items()
+        ],
+    }
+
+
+def offset_fetch_body(group_id: str, partitions: Iterable[TopicPartition]) -> dict[str, Any]:
+    """OffsetFetch (v1-5): the committed offsets of ``partitions`` in ``group_id``."""
+    return {
+        "group_id": group_id,
+        "topics": [
+            {"name": topic, "partition_indexes": [tp.partition for tp in tps]}
+            for topic, tps in _by_topic(partitions).items()
+        ],
+    }
