@@ -31,7 +31,7 @@ import kproto
 from hmb.api import HANDLERS
 from hmb.api.api_versions import unsupported_version_response
 from hmb.api.context import CloseConnection, NoResponse, RawResponse, RequestContext
-from hmb.log.partition import FileRegion
+from hmb.log.region import FileRegion
 from hmb.net.sendfile import sendfile
 from kproto import ApiKey, DecodeError, KprotoError, UnsupportedVersionError
 from kproto.produce_fast import decode_produce_request

@@ -15,6 +15,7 @@ import trio
 import trio.testing
 
 from hmb.log.config import LogConfig
+from hmb.log.errors import PartitionDeletedError
 from hmb.log.manager import LogManager, TopicBeingDeletedError
 from hmb.log.meta import (
     PRODUCER_ID_BLOCK_SIZE,
@@ -23,7 +24,7 @@ from hmb.log.meta import (
     ProducerIdManager,
     load_cluster_id,
 )
-from hmb.log.partition import PartitionDeletedError, PartitionLog
+from hmb.log.partition import PartitionLog
 from hmb.log.segment import UNKNOWN_MAGIC
 from kproto.records import RecordBatchBuilder, build_message_set
 
