@@ -79,6 +79,22 @@ def test_segment_knows_the_magic_of_its_ranges(tmp_path: Path) -> None:
     _run(main)
 
 
+def test_timestamp_lookup_reads_magic_1_timestamps(tmp_path: Path) -> None:
+    """Magic 1 keeps its timestamp at byte 18 of the entry; read elsewhere, a null key's
+    length made today's timestamps negative and every magic-1 message unfindable."""
+
+    async def main() -> None:
+        plog = PartitionLog.open(tmp_path / "t-0", "t", 0, LogConfig(), clean=True)
+        ts = 1_700_000_000_000
+        await plog.append(build_message_set([(None, b"a", ts), (None, b"b", ts + 5)], magic=1))
+        assert await plog.offset_for_timestamp(ts) == (0, ts)
+        assert await plog.offset_for_timestamp(ts + 1) == (1, ts + 5)
+        assert await plog.offset_for_timestamp(ts + 6) is None
+        plog.close()
+
+    _run(main)
+
+
 def test_timestamp_lookup_continues_on_the_active_segment(tmp_path: Path) -> None:
     async def main() -> None:
         plog = PartitionLog.open(tmp_path / "t-0", "t", 0, LogConfig(), clean=True)
