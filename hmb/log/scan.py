@@ -17,7 +17,6 @@ from kproto.records.entry import (
     LOG_OVERHEAD,
     V2_HEADER_SIZE,
     check_entry,
-    entry_max_timestamp,
     producer_fields,
 )
 
@@ -102,10 +101,10 @@ def iter_entries(
         if isinstance(result, str):
             yield BadEntry(pos, result)
             return
-        last_offset, magic = result
+        last_offset, magic, max_timestamp = result
         if last_offset <= last:
             yield BadEntry(pos, f"offset {last_offset} does not follow {last}")
             return
         last = last_offset
-        yield Entry(pos, last_offset, total, magic, entry_max_timestamp(view))
+        yield Entry(pos, last_offset, total, magic, max_timestamp)
         pos += total

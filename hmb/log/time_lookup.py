@@ -9,7 +9,7 @@ end before the target and decodes only the one entry that crosses it.
 The rule is Kafka's (``LogSegment.findOffsetByTimestamp``): the first entry
 whose *maximum* timestamp reaches the target, then the first record in it
 whose timestamp does.  Timestamps come from headers only
-(:func:`kproto.records.entry.entry_max_timestamp`): RecordBatch
+(:func:`kproto.records.entry.check_entry`): RecordBatch
 ``maxTimestamp`` (magic 2), the message timestamp (magic 1; for a
 compressed wrapper, the largest of its inner messages); magic 0 messages
 have none and never match.

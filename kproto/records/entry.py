@@ -33,12 +33,12 @@ reader walk a mixed record set without decoding records::
       Records => ...         (61: the header's end; see kproto.records.default)
 
 So an entry's last offset is known from its first :data:`PEEK` bytes, its largest
-timestamp from its first :data:`TIMESTAMP_PEEK`, and its producer fields from its
-first :data:`V2_HEADER_SIZE`.  The functions here read one entry at a position of a
-buffer; callers do their own I/O (files, sockets) and their own looping, and get
-plain ints and tuples back: nothing is allocated per entry that the caller did not
-ask for.  The full codecs (:mod:`kproto.records.legacy`, :mod:`kproto.records.default`)
-take their framing constants from here.
+timestamp and its producer fields from its first :data:`V2_HEADER_SIZE`.  The
+functions here read one entry at a position of a buffer; callers do their own I/O
+(files, sockets) and their own looping, and get plain ints and tuples back: nothing
+is allocated per entry that the caller did not ask for.  The full codecs
+(:mod:`kproto.records.legacy`, :mod:`kproto.records.default`) take their framing
+constants from here.
 """
 
 from __future__ import annotations
@@ -54,15 +54,12 @@ __all__ = [
     "MAGIC_OFFSET",
     "NO_TIMESTAMP",
     "PEEK",
-    "TIMESTAMP_PEEK",
     "V2_HEADER_SIZE",
     "check_entry",
-    "entry_max_timestamp",
     "entry_size",
     "last_offset",
     "max_magic",
     "producer_fields",
-    "timestamp_peek",
 ]
 
 #: Offset + Size: the part of every entry that Size does not count.
@@ -92,14 +89,14 @@ V2_HEADER_SIZE = 61
 MIN_SIZE = {0: V0_MIN_SIZE, 1: V1_MIN_SIZE, 2: V2_HEADER_SIZE - LOG_OVERHEAD}
 #: Bytes from an entry's start that tell its last offset, whatever its magic.
 PEEK = V2_LAST_OFFSET_DELTA_OFFSET + 4
-#: Bytes from an entry's start that tell its largest timestamp, whatever its magic.
-TIMESTAMP_PEEK = V2_MAX_TIMESTAMP_OFFSET + 8
 NO_TIMESTAMP = -1
 
 _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
 _V2_PRODUCER = struct.Struct(">qhii")  # ProducerId, ProducerEpoch, BaseSequence, RecordCount
+# LastOffsetDelta, (BaseTimestamp skipped), MaxTimestamp: one unpack for both
+_V2_DELTA_MAX_TIMESTAMP = struct.Struct(f">i{V2_MAX_TIMESTAMP_OFFSET - V2_LAST_OFFSET_DELTA_OFFSET - 4}xq")
 
 
 def entry_size(buf: bytes | bytearray | memoryview, pos: int = 0) -> int:
@@ -117,30 +114,6 @@ def last_offset(buf: bytes | bytearray | memoryview, pos: int = 0) -> int:
     return int(offset)
 
 
-def entry_max_timestamp(buf: bytes | bytearray | memoryview, pos: int = 0) -> int:
-    """The largest timestamp the header of the entry at ``pos`` states, -1 for none.
-
-    Magic 2: MaxTimestamp; magic 1: the message's Timestamp (for a compressed
-    wrapper, the largest of its inner messages'); magic 0: none.  Needs
-    :func:`timestamp_peek` bytes of the entry.
-    """
-    magic = buf[pos + MAGIC_OFFSET]
-    if magic >= 2:
-        return int(_I64.unpack_from(buf, pos + V2_MAX_TIMESTAMP_OFFSET)[0])
-    if magic == 1:
-        return int(_I64.unpack_from(buf, pos + V1_TIMESTAMP_OFFSET)[0])
-    return NO_TIMESTAMP
-
-
-def timestamp_peek(magic: int) -> int:
-    """How many bytes of an entry of ``magic`` :func:`entry_max_timestamp` reads."""
-    if magic >= 2:
-        return V2_MAX_TIMESTAMP_OFFSET + 8
-    if magic == 1:
-        return V1_TIMESTAMP_OFFSET + 8
-    return MAGIC_OFFSET + 1
-
-
 def producer_fields(buf: bytes | bytearray | memoryview, pos: int = 0) -> tuple[int, int, int, int]:
     """``(producer_id, producer_epoch, base_sequence, record_count)`` of the batch at ``pos``.
 
@@ -150,11 +123,14 @@ def producer_fields(buf: bytes | bytearray | memoryview, pos: int = 0) -> tuple[
     return int(pid), int(epoch), int(seq), int(count)
 
 
-def check_entry(buf: bytes | bytearray | memoryview, validate: bool = True) -> tuple[int, int] | str:
-    """``(last_offset, magic)`` of one complete entry, or the reason it is not one.
+def check_entry(buf: bytes | bytearray | memoryview, validate: bool = True) -> tuple[int, int, int] | str:
+    """``(last_offset, magic, max_timestamp)`` of one complete entry, or the reason it is not one.
 
-    ``buf`` holds exactly the entry.  With ``validate`` its checksum is checked too
-    (CRC-32 for magic 0/1, CRC-32C for magic 2).
+    ``buf`` holds exactly the entry.  ``max_timestamp`` is the largest
+    timestamp its header states: MaxTimestamp (magic 2), the message's
+    Timestamp (magic 1; for a compressed wrapper, the largest of its inner
+    messages'), -1 for magic 0, which has none.  With ``validate`` the
+    checksum is checked too (CRC-32 for magic 0/1, CRC-32C for magic 2).
     """
     offset, size = ENTRY_HEAD.unpack_from(buf, 0)
     if size < V0_MIN_SIZE:  # too short to even hold a magic byte (e.g. a zero-filled tail)
@@ -165,10 +141,12 @@ def check_entry(buf: bytes | bytearray | memoryview, validate: bool = True) -> t
     if magic < 2:
         if validate and zlib.crc32(buf[MAGIC_OFFSET:]) != _U32.unpack_from(buf, V0_CRC_OFFSET)[0]:
             return "CRC mismatch"
-        return int(offset), magic
+        ts = _I64.unpack_from(buf, V1_TIMESTAMP_OFFSET)[0] if magic else NO_TIMESTAMP
+        return int(offset), magic, int(ts)
     if validate and crc32c(buf[V2_ATTRIBUTES_OFFSET:]) != _U32.unpack_from(buf, V2_CRC_OFFSET)[0]:
         return "CRC-32C mismatch"
-    return int(offset) + _I32.unpack_from(buf, V2_LAST_OFFSET_DELTA_OFFSET)[0], magic
+    delta, ts = _V2_DELTA_MAX_TIMESTAMP.unpack_from(buf, V2_LAST_OFFSET_DELTA_OFFSET)
+    return int(offset) + delta, magic, int(ts)
 
 
 def max_magic(data: bytes | bytearray | memoryview) -> int:
