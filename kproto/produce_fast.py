@@ -13,8 +13,9 @@ producer's I/O thread spends on a 16 KiB batch.  Here each is a handful of
 The grammar in :mod:`kproto.messages.produce` stays the reference: property
 tests (``tests/kproto/test_produce_fast.py``) check that whatever a fast
 decoder accepts, the grammar decodes to the same values, and that each fast
-encoder is byte for byte the grammar's encoding (DESIGN.md: a struct fast
-path needs such a proof).
+encoder is byte for byte the grammar's encoding, at every version kproto
+declares (a struct fast path is only trusted with such a proof).
+:mod:`kproto.fetch_fast` is its sibling for Fetch responses.
 
 Rules of this module:
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from hmb.groups.coordinator import GroupCoordinator
     from hmb.groups.offsets import OffsetStore
     from hmb.log.manager import LogManager
-    from hmb.log.partition import FileRegion
+    from hmb.log.region import FileRegion
 
 
 class CloseConnection(Exception):  # noqa: N818 - an instruction to the network layer, not a failure

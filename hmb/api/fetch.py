@@ -13,15 +13,19 @@ What the versions change, and how this broker answers:
   the hard per-partition limit (their clients grow their fetch size).
 * v4+ ``last_stable_offset`` = the high watermark (no transactions here) and
   an empty aborted-transactions list, whatever the isolation level
-  (librdkafka reads ``read_committed`` by default: PROTOCOL.md trap 3).
+  (librdkafka asks for ``read_committed`` by default and needs both).
 * v7+ fetch sessions: every answer says session 0, "no session", so
   clients keep sending full requests, which is what we serve.
 * v11 preferred read replica -1: read from the leader (us).
-* v0-v3 clients read MessageSets only (trap 6): RecordBatches (magic 2) in
-  the range are down-converted to magic 0 (v0-v1) or 1 (v2-v3) messages.
-  Whether a range needs it comes from the segment's record of magics
-  (:meth:`hmb.log.segment.LogSegment.max_magic`), else from the range's own
-  entry headers; a range that needs no conversion stays a zero-copy region.
+* v0-v3 clients predate message format v2 and read MessageSets only:
+  RecordBatches (magic 2) in the range are down-converted to magic 0 (v0-v1)
+  or 1 (v2-v3) messages.  Whether a range needs it comes from what the log
+  knows of the region (:meth:`hmb.log.region.FileRegion.max_magic`), else
+  from the range's own entry headers; a range that needs no conversion
+  stays a zero-copy region.
+
+The response is framed by :mod:`kproto.fetch_fast`; a refusal of the log
+gets its code from :mod:`hmb.api.errors`.
 """
 
 from __future__ import annotations
@@ -29,23 +33,25 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import os
-import struct
 
 import trio
 
 from hmb.api.context import RawResponse, Reply, RequestContext
-from hmb.api.fetch_response import PartitionData, build_fetch_response
+from hmb.api.errors import error_code
 from hmb.api.registry import handles
-from hmb.log.partition import FileRegion, OffsetOutOfRangeError, PartitionLog
-from hmb.log.segment import UNKNOWN_MAGIC
+from hmb.log.errors import OffsetOutOfRangeError
+from hmb.log.partition import PartitionLog
+from hmb.log.region import FileRegion
 from kproto import ApiKey, CorruptRecordError, ErrorCode
+from kproto.fetch_fast import PartitionData, build_fetch_response
 from kproto.records import downconvert
+from kproto.records.entry import max_magic
 
 log = logging.getLogger(__name__)
 
 _NO_LIMIT = 2**31 - 1
-_SIZE = struct.Struct(">i")
+
+Partitions = list[PartitionData[FileRegion]]
 
 
 async def wait_any(events: list[trio.Event], deadline: float) -> None:
@@ -65,7 +71,7 @@ async def wait_any(events: list[trio.Event], deadline: float) -> None:
 
 def _collect(
     ctx: RequestContext, stack: contextlib.ExitStack
-) -> tuple[list[tuple[str, list[PartitionData]]], int, bool, list[PartitionLog]]:
+) -> tuple[list[tuple[str, Partitions]], int, bool, list[PartitionLog]]:
     body = ctx.request.body
     version = ctx.request.version
     limit = body.max_bytes if version >= 3 else _NO_LIMIT
@@ -75,7 +81,7 @@ def _collect(
     errors = False
     logs: list[PartitionLog] = []
     for topic in body.topics:
-        partitions = []
+        partitions: Partitions = []
         for p in topic.partitions:
             plog = ctx.logs.get(topic.topic, p.partition)
             if plog is None:
@@ -89,10 +95,9 @@ def _collect(
                 region = stack.enter_context(
                     plog.read(p.fetch_offset, min(p.partition_max_bytes, limit), min_one=min_one)
                 )
-            except OffsetOutOfRangeError:
-                partitions.append(
-                    PartitionData(p.partition, ErrorCode.OFFSET_OUT_OF_RANGE, hw, None, hw, start)
-                )
+            except OffsetOutOfRangeError as exc:
+                code = error_code(exc, ApiKey.FETCH, version)
+                partitions.append(PartitionData(p.partition, code, hw, None, hw, start))
                 errors = True
                 continue
             if region is not None and region.length:
@@ -104,20 +109,6 @@ def _collect(
     return topics, total, errors, logs
 
 
-def _magic_in(data: bytes) -> int:
-    """The highest magic among the complete entries of ``data`` (entry headers only)."""
-    best = 0
-    pos = 0
-    end = len(data)
-    while end - pos > 16:
-        best = max(best, data[pos + 16])
-        size = _SIZE.unpack_from(data, pos + 8)[0]
-        if best >= 2 or size <= 0:
-            return best
-        pos += 12 + size
-    return best
-
-
 def _converted(region: FileRegion, to_magic: int) -> bytes | None:
     """``region`` as magic ``to_magic`` messages, or None when it needs no conversion.
 
@@ -126,33 +117,33 @@ def _converted(region: FileRegion, to_magic: int) -> bytes | None:
     is converted instead: converting nothing would leave the client stuck.
     """
     data = region.read()
-    if _magic_in(data) <= to_magic:
+    if max_magic(data) <= to_magic:
         return None
     out = downconvert(data, to_magic)
     if not out and len(data) >= 12:
-        whole = region.segment.entry_size(region.position)
-        if whole > len(data):
-            out = downconvert(os.pread(region.fd, whole, region.position), to_magic)
+        whole = region.whole_entry()
+        if len(whole) > len(data):
+            out = downconvert(whole, to_magic)
     return out
 
 
-async def _downconvert_all(topics: list[tuple[str, list[PartitionData]]], to_magic: int) -> None:
-    """Replace, in place, every region that holds newer messages than ``to_magic`` by converted bytes."""
+async def _downconvert_all(topics: list[tuple[str, Partitions]], version: int) -> None:
+    """Replace, in place, each region newer than what Fetch ``version`` reads by converted bytes."""
+    to_magic = 0 if version <= 1 else 1
     for _name, partitions in topics:
         for i, pd in enumerate(partitions):
             region = pd.records
             if not isinstance(region, FileRegion) or not region.length:
                 continue
-            known = region.segment.max_magic(region.position, region.length)
-            if known != UNKNOWN_MAGIC and known <= to_magic:
+            known = region.max_magic()
+            if known is not None and known <= to_magic:
                 continue  # the zero-copy path
             try:
                 out = await trio.to_thread.run_sync(_converted, region, to_magic)
-            except CorruptRecordError as exc:
-                log.error("cannot down-convert stored records at %s: %s", region.segment.log_path, exc)
-                partitions[i] = PartitionData(
-                    pd.partition, ErrorCode.CORRUPT_MESSAGE, pd.high_watermark, None
-                )
+            except CorruptRecordError as exc:  # the log's own bytes: the broker's fault, not the client's
+                log.error("cannot down-convert stored records at %s: %s", region, exc)
+                code = error_code(exc, ApiKey.FETCH, version)
+                partitions[i] = PartitionData(pd.partition, code, pd.high_watermark, None)
                 continue
             if out is not None:
                 partitions[i] = PartitionData(
@@ -181,7 +172,7 @@ async def handle(ctx: RequestContext) -> Reply:
         await wait_any(events, deadline if math.isfinite(deadline) else trio.current_time() + 3600)
     if version <= 3:
         try:
-            await _downconvert_all(topics, 0 if version <= 1 else 1)
+            await _downconvert_all(topics, version)
         except BaseException:
             stack.close()
             raise

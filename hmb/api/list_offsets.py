@@ -7,8 +7,8 @@ log start offset, otherwise the first offset whose record timestamp is at
 or after the time (offset and timestamp -1 when there is none, as Kafka
 answers).  The v2+ isolation level changes nothing here: without
 transactions the last stable offset is the log end offset.  v4+ leader
-epochs are -1 (PROTOCOL.md trap 4: a moving epoch sends clients to
-OffsetForLeaderEpoch).
+epochs are -1: clients that see an epoch move go and ask
+OffsetForLeaderEpoch, which this broker does not serve.
 """
 
 from __future__ import annotations

@@ -5,11 +5,12 @@ others.  With ``acks == 0`` nothing is sent back, not even errors, as Kafka
 does; the broker still logs them.
 
 RecordBatches (magic 2) are accepted from v3, MessageSets (magic 0/1) in
-every version (Kafka is as lenient: PROTOCOL.md trap 6).  An idempotent
-producer's retry of a batch already in the log is answered with the
-original offsets, not appended again; a gap in its sequence is
-OUT_OF_ORDER_SEQUENCE_NUMBER (both decided by the log, see
-:mod:`hmb.log.producer_state`).  Response fields of newer versions:
+every version: Kafka is as lenient, and real clients do send magic 1
+inside Produce v0.  An idempotent producer's retry of a batch already in
+the log is answered with the original offsets, not appended again; a gap
+in its sequence is OUT_OF_ORDER_SEQUENCE_NUMBER (both decided by the log,
+see :mod:`hmb.log.producer_state`).  Which code a refusal of the log gets
+is :mod:`hmb.api.errors`' table.  Response fields of newer versions:
 ``log_append_time_ms`` -1 (v2+, CreateTime topics only), the partition's
 ``log_start_offset`` (v5+), no per-record errors (v8).
 """
@@ -19,47 +20,37 @@ from __future__ import annotations
 import logging
 
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
+from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
 from hmb.api.registry import handles
-from hmb.log.partition import (
-    PartitionDeletedError,
-    PartitionLog,
-    ProducerSequenceError,
-    RecordListTooLargeError,
-)
-from kproto import ApiKey, CorruptRecordError, ErrorCode
+from hmb.log.partition import PartitionLog
+from kproto import ApiKey, ErrorCode
 from kproto.produce_fast import PartitionResult, encode_produce_response
-from kproto.records import RecordTooLargeError
 
 log = logging.getLogger(__name__)
 
 _NONE = int(ErrorCode.NONE)  # a plain int: an enum member lookup costs a microsecond per request
 
 
+def _max_magic(version: int) -> int:
+    """The newest message format a Produce request of ``version`` may carry.
+
+    RecordBatches (magic 2) need v3: the clients of older versions, and the
+    consumers reading after them, predate the format.
+    """
+    return 2 if version >= 3 else 1
+
+
 async def _append_to(
     ctx: RequestContext, plog: PartitionLog, records: bytes | bytearray | None
 ) -> tuple[int, int]:
-    topic, partition = plog.topic, plog.partition
     if not records:
         return _NONE, -1
+    version = ctx.request.version
     try:
-        info = await plog.append(records, allow_v2=ctx.request.version >= 3)
-    except RecordTooLargeError:
-        return ErrorCode.MESSAGE_TOO_LARGE, -1
-    except CorruptRecordError as exc:
-        log.info("corrupt records for %s-%d from %s: %s", topic, partition, ctx.peer, exc)
-        return ErrorCode.CORRUPT_MESSAGE, -1
-    except RecordListTooLargeError:
-        return ErrorCode.RECORD_LIST_TOO_LARGE, -1
-    except ProducerSequenceError as exc:
-        log.info("%s-%d from %s: %s", topic, partition, ctx.peer, exc)
-        return exc.code, -1
-    except PartitionDeletedError:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
-    except OSError as exc:
-        log.error("append to %s-%d failed: %s", topic, partition, exc)
-        # Produce < v4 clients do not know KAFKA_STORAGE_ERROR; Kafka sends them this one.
-        code = ErrorCode.KAFKA_STORAGE_ERROR if ctx.request.version >= 4 else ErrorCode.NOT_LEADER_OR_FOLLOWER
-        return code, -1
+        info = await plog.append(records, max_magic=_max_magic(version))
+    except LOG_ERRORS as exc:
+        log_refusal(log, exc, f"append to {plog.topic}-{plog.partition}", ctx.peer)
+        return error_code(exc, ApiKey.PRODUCE, version), -1
     return _NONE, info.base_offset
 
 

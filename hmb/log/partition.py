@@ -7,17 +7,21 @@ Rules of this module:
   that fails (corrupt input, disk full) assigns nothing.
 * On one broker the high watermark is the log end offset: an append is
   visible to fetches as soon as it is written.
-* Readers get file regions, not bytes: the network layer sends them with
-  ``os.sendfile``.  The segment stays open while pinned by a reader.
+* Readers get file regions (:mod:`hmb.log.region`), not bytes: the network
+  layer sends them with ``os.sendfile``.  The segment stays open while
+  pinned by a reader.
 * Transactions are not supported: a transactional batch is refused
-  (INVALID_TXN_STATE) rather than stored as if it were committed.
+  (:class:`~hmb.log.errors.TransactionalBatchError`) rather than stored as
+  if it were committed.
+* Refusals are the log's own exceptions (:mod:`hmb.log.errors`), the
+  codec's, or ``OSError``; which error code a client gets for them is the
+  API layer's business.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,20 +33,25 @@ import trio
 from sortedcontainers import SortedDict
 
 from hmb.log.config import NEVER, LogConfig
+from hmb.log.errors import (
+    DuplicateSequenceError,
+    MagicNotAllowedError,
+    OffsetOutOfRangeError,
+    PartitionDeletedError,
+    RecordListTooLargeError,
+    TransactionalBatchError,
+)
 from hmb.log.producer_state import ProducerStateManager
+from hmb.log.region import FileRegion
 from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
 from hmb.log.time_lookup import TimestampMatch, find_in_segments
 from hmb.mvar import MVar
-from kproto import CorruptRecordError, ErrorCode
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
+from kproto.records.entry import MAGIC_OFFSET
 
 log = logging.getLogger(__name__)
-
-
-class RecordListTooLargeError(Exception):
-    """An append larger than a whole segment (Kafka's RECORD_LIST_TOO_LARGE)."""
 
 
 class AppendInfo(NamedTuple):
@@ -54,45 +63,12 @@ class AppendInfo(NamedTuple):
     duplicate: bool = False  # an idempotent producer's retry: already in the log at these offsets
 
 
-class ProducerSequenceError(Exception):
-    """An idempotent producer's batch refused (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH)."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-@dataclass(frozen=True)
-class FileRegion:
-    """``length`` bytes at ``position`` of an open segment file."""
-
-    segment: LogSegment
-    position: int
-    length: int
-
-    @property
-    def fd(self) -> int:
-        return self.segment.fd
-
-    def read(self) -> bytes:
-        """The bytes themselves (when zero-copy is not possible or wanted)."""
-        return os.pread(self.segment.fd, self.length, self.position)
-
-
 @dataclass
 class _State:
     """What the MVar guards: the mutable part of the log."""
 
     unflushed_messages: int = 0
     last_flush: float = field(default_factory=time.monotonic)
-
-
-class OffsetOutOfRangeError(Exception):
-    """A fetch or seek outside ``[log_start_offset, high_watermark]``."""
-
-
-class PartitionDeletedError(Exception):
-    """The partition's topic was deleted while the request waited (UNKNOWN_TOPIC_OR_PARTITION)."""
 
 
 class PartitionLog:
@@ -194,16 +170,20 @@ class PartitionLog:
 
     # ---------------------------------------------------------------- writing
 
-    async def append(self, records: bytes | bytearray, *, allow_v2: bool = True) -> AppendInfo:
+    async def append(self, records: bytes | bytearray, *, max_magic: int = 2) -> AppendInfo:
         """Validate ``records`` (MessageSet v0/v1 and/or RecordBatch v2), assign offsets, append.
 
-        An idempotent producer's batch is checked against its sequence state
-        first: a retry of a batch already in the log is answered with its
-        original offsets and not appended again.  Raises
-        :class:`kproto.CorruptRecordError`, :class:`kproto.records.RecordTooLargeError`,
-        :class:`RecordListTooLargeError`, :class:`ProducerSequenceError` or
-        ``OSError``; nothing is written then.  A bytearray ``records`` is
-        numbered in place (no copy).
+        ``max_magic`` is the newest message format this append accepts; the
+        only line drawn today is at RecordBatches: with ``max_magic`` below 2
+        one raises :class:`~hmb.log.errors.MagicNotAllowedError` (MessageSets
+        of magic 0 and 1 are taken whatever the caller's format, as Kafka
+        takes them).  An idempotent producer's batch is checked against its
+        sequence state first: a retry of a batch already in the log is
+        answered with its original offsets and not appended again.  Raises
+        :class:`kproto.CorruptRecordError`,
+        :class:`kproto.records.RecordTooLargeError`, one of
+        :mod:`hmb.log.errors` or ``OSError``; nothing is written then.  A
+        bytearray ``records`` is numbered in place (no copy).
 
         When nobody else holds the partition's state the append takes it
         without a trip through the scheduler (it still raises if cancelled);
@@ -218,7 +198,7 @@ class PartitionLog:
         except trio.WouldBlock:
             state = await mvar.take()
         try:
-            info = await self._append_locked(state, records, allow_v2)
+            info = await self._append_locked(state, records, max_magic)
         finally:
             mvar.put_nowait(state)
         if self._waited:
@@ -227,7 +207,7 @@ class PartitionLog:
             event.set()
         return info
 
-    async def _append_locked(self, state: _State, records: bytes | bytearray, allow_v2: bool) -> AppendInfo:
+    async def _append_locked(self, state: _State, records: bytes | bytearray, max_magic: int) -> AppendInfo:
         if self.deleted:
             raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
         seg = self.active
@@ -236,14 +216,11 @@ class PartitionLog:
         batches = result.producer_batches
         idempotent: list[ProducerBatch] = []
         if batches:
-            if not allow_v2:
-                # Kafka: Produce v0-v2 may only carry magic 0/1; their consumers could not read v2
-                raise CorruptRecordError("RecordBatch v2 (magic 2) needs Produce v3 or later")
+            if max_magic < 2:
+                raise MagicNotAllowedError(f"RecordBatch v2 (magic 2) where at most magic {max_magic} may be")
             for b in batches:
                 if b.is_transactional:
-                    raise ProducerSequenceError(
-                        ErrorCode.INVALID_TXN_STATE, "transactional batches are not supported"
-                    )
+                    raise TransactionalBatchError("transactional batches are not supported")
                 if b.producer_id >= 0:
                     idempotent.append(b)
             for b in idempotent:
@@ -253,11 +230,10 @@ class PartitionLog:
                 if check.duplicate is not None and len(batches) == 1:
                     d = check.duplicate
                     return AppendInfo(d.first_offset, d.last_offset, d.last_offset - d.first_offset + 1, True)
-                if check.error or check.duplicate is not None:
-                    raise ProducerSequenceError(
-                        check.error
-                        or ErrorCode.DUPLICATE_SEQUENCE_NUMBER,  # a duplicate mixed with new batches
-                        f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused",
+                if check.error is not None or check.duplicate is not None:
+                    refusal = check.error or DuplicateSequenceError  # a duplicate mixed with new batches
+                    raise refusal(
+                        f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused"
                     )
         buf = result.buf
         if seg.size and (seg.size + len(buf) > self.config.segment_bytes or seg.index_full):
@@ -337,8 +313,8 @@ class PartitionLog:
         """The file region starting at the entry holding ``offset``, at most ``max_bytes`` long.
 
         With ``min_one`` the region holds at least that whole first entry even
-        when it is larger than ``max_bytes`` (Kafka's rule from Fetch v3 on, so
-        a consumer always makes progress).  Yields ``None`` when ``offset`` is
+        when it is larger than ``max_bytes`` (so that a reader whose limit is
+        smaller than an entry still makes progress).  Yields ``None`` when ``offset`` is
         the high watermark (nothing yet); raises :class:`OffsetOutOfRangeError`
         outside the log.  The region is valid while the context is open.
         """
@@ -351,7 +327,6 @@ class PartitionLog:
             yield None
             return
         idx = self.segments.bisect_right(offset) - 1
-        region = None
         while idx < len(self.segments):
             seg = self.segments.peekitem(idx)[1]
             pos = seg.find_position(offset)
@@ -359,14 +334,11 @@ class PartitionLog:
                 length = max(0, min(max_bytes, seg.size - pos))
                 if min_one:
                     length = max(length, min(seg.entry_size(pos), seg.size - pos))
-                region = FileRegion(seg, pos, length)
-                break
+                with seg.pinned():
+                    yield FileRegion(seg, pos, length)
+                return
             idx += 1
-        if region is None:
-            yield None
-            return
-        with region.segment.pinned():
-            yield region
+        yield None
 
     def offsets_before(self, timestamp: int, max_num_offsets: int) -> list[int]:
         """Kafka 0.8's ``getOffsetsBefore``: segment start offsets by file time, newest first.
@@ -389,7 +361,7 @@ class PartitionLog:
         return sorted((pairs[start - j][0] for j in range(max(0, count))), reverse=True)
 
     async def offset_for_timestamp(self, timestamp: int) -> TimestampMatch | None:
-        """ListOffsets v1+: the first record with a timestamp >= ``timestamp`` (None: there is none).
+        """The first record with a timestamp >= ``timestamp`` (None: there is none).
 
         The walk over segment files runs in a worker thread, the segments pinned.
         """
@@ -460,11 +432,12 @@ def _max_magic(buf: bytes | bytearray, has_v2: bool, max_timestamp: int) -> int:
 
     Any RecordBatch makes it 2.  Otherwise the first entry's magic, raised to 1
     when some message carries a timestamp (only magic 1 can).  A magic-1
-    message with no timestamp behind a magic-0 first entry counts as 0: it is
-    sent unconverted to a Fetch v0/v1 client, which reads magic 1 anyway.
+    message with no timestamp behind a magic-0 first entry counts as 0: it
+    may reach a reader that asked for magic 0 unconverted, and readers of
+    that format read magic 1 too.
     """
     if has_v2:
         return 2
-    if len(buf) <= 16:
+    if len(buf) <= MAGIC_OFFSET:
         return UNKNOWN_MAGIC
-    return max(buf[16], 1 if max_timestamp >= 0 else 0)
+    return max(buf[MAGIC_OFFSET], 1 if max_timestamp >= 0 else 0)

@@ -8,9 +8,10 @@ producer the partition remembers its epoch and its last five batches
 * acknowledge a retried batch it already has with the *original* offsets,
   without appending it again (the duplicate Kafka's idempotence removes);
 * refuse a batch whose first sequence does not follow the last one
-  (OUT_OF_ORDER_SEQUENCE_NUMBER, so the producer does not leave a gap);
-* refuse batches of an older epoch (INVALID_PRODUCER_EPOCH, a fenced
-  producer).
+  (:class:`~hmb.log.errors.OutOfOrderSequenceError`, so the producer does
+  not leave a gap);
+* refuse batches of an older epoch
+  (:class:`~hmb.log.errors.InvalidProducerEpochError`, a fenced producer).
 
 The rules are Kafka's (``ProducerAppendInfo.checkSequence``): a producer the
 partition knows nothing about (new, or its batches deleted by retention) may
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from kproto import ErrorCode
+from hmb.log.errors import InvalidProducerEpochError, OutOfOrderSequenceError, ProducerSequenceError
 
 NO_PRODUCER_ID = -1
 MAX_CACHED_BATCHES = 5  # Kafka's ProducerStateEntry.NumBatchesToRetain
@@ -51,9 +52,9 @@ class ProducerEntry:
 
 @dataclass(frozen=True)
 class SequenceCheck:
-    """Outcome of checking a batch: an error code, or a duplicate's original offsets."""
+    """Outcome of checking a batch: the refusal to raise, or a duplicate's original offsets."""
 
-    error: int = ErrorCode.NONE
+    error: type[ProducerSequenceError] | None = None
     duplicate: BatchMeta | None = None
 
 
@@ -80,17 +81,17 @@ class ProducerStateManager:
         if entry is None:
             return SequenceCheck()
         if epoch < entry.epoch:
-            return SequenceCheck(ErrorCode.INVALID_PRODUCER_EPOCH)
+            return SequenceCheck(InvalidProducerEpochError)
         last_seq = last_sequence(first_seq, record_count)
         if epoch == entry.epoch:
             for meta in entry.batches:
                 if meta.first_seq == first_seq and meta.last_seq == last_seq:
                     return SequenceCheck(duplicate=meta)
             if entry.batches and not _in_sequence(entry.last_seq, first_seq):
-                return SequenceCheck(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+                return SequenceCheck(OutOfOrderSequenceError)
             return SequenceCheck()
         if first_seq != 0:  # a bumped epoch starts again at 0
-            return SequenceCheck(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+            return SequenceCheck(OutOfOrderSequenceError)
         return SequenceCheck()
 
     def record(
@@ -111,10 +112,3 @@ class ProducerStateManager:
         entry.batches.append(
             BatchMeta(first_seq, last_sequence(first_seq, record_count), first_offset, last_offset)
         )
-
-    def forget_below(self, log_start_offset: int) -> None:
-        """Drop producers whose batches retention removed entirely."""
-        for pid in [
-            p for p, e in self.producers.items() if e.batches and e.batches[-1].last_offset < log_start_offset
-        ]:
-            del self.producers[pid]

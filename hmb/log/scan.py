@@ -1,34 +1,25 @@
 """Walking the entries of a log file without decoding records.
 
-Every entry, whatever its format, starts ``offset int64, size int32`` and has
-its magic byte at position 16:
-
-* magic 0/1 (MessageSet): ``offset`` is the message's offset (for a
-  compressed wrapper, the offset of its last inner message); CRC-32 at
-  12..16 covers 16..end.
-* magic 2 (RecordBatch): ``offset`` is the base offset; ``lastOffsetDelta``
-  (int32 at 23) gives the last; CRC-32C at 17..21 covers 21..end.
-
-So the last offset of an entry, which is what the index and the fetch
-positioning need, is known from its first 27 bytes.  Recovery additionally
-checks each entry's checksum.
+The layout of an entry (offset, size, magic at byte 16, checksums, last
+offset, timestamps, producer fields) is :mod:`kproto.records.entry`'s; this
+module only reads files: it walks one in chunks and hands each entry's bytes
+to it.  Recovery additionally checks each entry's checksum.
 """
 
 from __future__ import annotations
 
 import os
-import struct
-import zlib
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from crc32c import crc32c
+from kproto.records.entry import (
+    ENTRY_HEAD,
+    LOG_OVERHEAD,
+    V2_HEADER_SIZE,
+    check_entry,
+    producer_fields,
+)
 
-HEADER = struct.Struct(">qi")  # offset, size
-HEADER_SIZE = 12
-V2_LAST_DELTA = struct.Struct(">i")
-V2_HEADER_SIZE = 61
-MIN_ENTRY = {0: 14, 1: 22, 2: V2_HEADER_SIZE - HEADER_SIZE}
 READ_CHUNK = 1 << 20
 
 
@@ -37,6 +28,12 @@ class Entry(NamedTuple):
     last_offset: int
     size: int  # including the 12-byte offset/size header
     magic: int
+    max_timestamp: int  # the largest timestamp its header states (-1: none, magic 0)
+
+
+class BadEntry(NamedTuple):
+    position: int
+    reason: str
 
 
 class ProducerInfo(NamedTuple):
@@ -50,9 +47,6 @@ class ProducerInfo(NamedTuple):
     last_offset: int
 
 
-_V2_PRODUCER = struct.Struct(">qhii")  # producerId, producerEpoch, baseSequence, recordCount at 43
-
-
 def producer_info(fd: int, entry: Entry) -> ProducerInfo | None:
     """Producer fields of a v2 entry (None for magic 0/1 and batches without a producer id)."""
     if entry.magic < 2:
@@ -60,33 +54,11 @@ def producer_info(fd: int, entry: Entry) -> ProducerInfo | None:
     head = os.pread(fd, V2_HEADER_SIZE, entry.position)
     if len(head) < V2_HEADER_SIZE:
         return None
-    pid, epoch, seq, count = _V2_PRODUCER.unpack_from(head, 43)
+    pid, epoch, seq, count = producer_fields(head)
     if pid < 0:
         return None
-    base = HEADER.unpack_from(head, 0)[0]
+    base = ENTRY_HEAD.unpack_from(head, 0)[0]
     return ProducerInfo(pid, epoch, seq, count, int(base), entry.last_offset)
-
-
-class BadEntry(NamedTuple):
-    position: int
-    reason: str
-
-
-def check_entry(buf: bytes | memoryview, validate: bool = True) -> tuple[int, int] | str:
-    """``(last_offset, magic)`` of one complete entry, or the reason it is bad."""
-    offset, size = HEADER.unpack_from(buf, 0)
-    if size < MIN_ENTRY[0]:  # too short to even hold a magic byte (e.g. a zero-filled tail)
-        return f"entry size {size} too small"
-    magic = buf[16]
-    if magic not in MIN_ENTRY or size < MIN_ENTRY[magic]:
-        return f"bad magic {magic} or size {size}"
-    if magic < 2:
-        if validate and zlib.crc32(buf[16:]) != struct.unpack_from(">I", buf, 12)[0]:
-            return "CRC mismatch"
-        return int(offset), magic
-    if validate and crc32c(buf[21:]) != struct.unpack_from(">I", buf, 17)[0]:
-        return "CRC-32C mismatch"
-    return entry_last_offset(buf), magic
 
 
 def iter_entries(
@@ -104,14 +76,14 @@ def iter_entries(
     last = -1
     while pos < end:
         rel = pos - buf_start
-        if len(buf) - rel < HEADER_SIZE + 5:
+        if len(buf) - rel < LOG_OVERHEAD + 5:
             buf = os.pread(fd, min(READ_CHUNK, end - pos), pos)
             buf_start, rel = pos, 0
-            if len(buf) < HEADER_SIZE + 5:
+            if len(buf) < LOG_OVERHEAD + 5:
                 yield BadEntry(pos, f"torn header ({end - pos} bytes left)")
                 return
-        _offset, size = HEADER.unpack_from(buf, rel)
-        total = HEADER_SIZE + size
+        _offset, size = ENTRY_HEAD.unpack_from(buf, rel)
+        total = LOG_OVERHEAD + size
         if size < 0 or total > max_entry:
             yield BadEntry(pos, f"impossible entry size {size}")
             return
@@ -129,18 +101,10 @@ def iter_entries(
         if isinstance(result, str):
             yield BadEntry(pos, result)
             return
-        last_offset, magic = result
+        last_offset, magic, max_timestamp = result
         if last_offset <= last:
             yield BadEntry(pos, f"offset {last_offset} does not follow {last}")
             return
         last = last_offset
-        yield Entry(pos, last_offset, total, magic)
+        yield Entry(pos, last_offset, total, magic, max_timestamp)
         pos += total
-
-
-def entry_last_offset(header: bytes | memoryview) -> int:
-    """Last offset of an entry from its first 27 bytes (any magic)."""
-    offset, _size = HEADER.unpack_from(header, 0)
-    if header[16] >= 2:
-        return int(offset) + V2_LAST_DELTA.unpack_from(header, 23)[0]
-    return int(offset)

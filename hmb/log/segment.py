@@ -13,8 +13,9 @@ Rules of this module:
   that retention removes while a read is in flight is closed only when the
   last reader unpins it.
 * The segment remembers which message formats (magic bytes) which byte
-  ranges hold, as runs of positions: a Fetch v0-v3 (legacy client) asks
-  whether its range needs down-converting without reading it.  A range the
+  ranges hold, as runs of positions: a reader that wants an older format
+  (a legacy client) asks whether its range needs down-converting without
+  reading it.  A range the
   segment cannot vouch for (before the last index entry after a clean
   start, or written by a caller that did not say) answers "unknown", and
   the reader checks the bytes themselves.
@@ -32,11 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hmb.log.index import OffsetIndex
-from hmb.log.scan import HEADER_SIZE, BadEntry, Entry, entry_last_offset, iter_entries
+from hmb.log.scan import BadEntry, Entry, iter_entries
+from kproto.records.entry import LOG_OVERHEAD, PEEK, entry_size, last_offset
 
 log = logging.getLogger(__name__)
 
-_PEEK = 27  # enough bytes to know any entry's last offset
 UNKNOWN_MAGIC = -1
 
 
@@ -59,7 +60,6 @@ class RecoveryReport:
     entries: int
     truncated_bytes: int
     reason: str | None
-    index_rebuilt: bool
     index_problem: str | None = None  # why the index could not be kept as it was, if it could not
 
 
@@ -161,7 +161,7 @@ class LogSegment:
                 f"{problem + '; ' if problem else ''}no room to rebuild the index past "
                 f"{len(rebuilt)} entries ({no_room.strerror}): lookups scan the log from there"
             )
-        return RecoveryReport(entries, truncated, reason if truncated else None, True, problem)
+        return RecoveryReport(entries, truncated, reason if truncated else None, problem)
 
     def load_tail(self, max_entry: int) -> RecoveryReport | None:
         """Cheap load after a clean shutdown: trust the index, walk from its last entry.
@@ -267,39 +267,27 @@ class LogSegment:
             _fsync_dir(self.directory.parent)  # the partition directory may be new too
             self._dir_synced = True
 
-    def truncate_to(self, position: int, next_offset: int) -> None:
-        """Cut the log at ``position`` (used by tests and recovery tools)."""
-        os.ftruncate(self.fd, position)
-        self.size = position
-        self.index.truncate_to_position(position)
-        self.next_offset = next_offset
-        self.max_timestamp, self.timestamps_scanned_to = -1, 0
-        keep = bisect.bisect_left(self._run_starts, position)
-        del self._run_starts[keep:], self._run_magics[keep:]
-
     # ---------------------------------------------------------------- reading
 
     def find_position(self, offset: int) -> int | None:
         """File position of the first entry whose last offset is >= ``offset``."""
         _off, pos = self.index.lookup(offset)
         while pos < self.size:
-            head = os.pread(self.fd, _PEEK, pos)
-            if len(head) < HEADER_SIZE + 5:
+            head = os.pread(self.fd, PEEK, pos)
+            if len(head) < LOG_OVERHEAD + 5:
                 return None
-            if entry_last_offset(head) >= offset:
+            if last_offset(head) >= offset:
                 return pos
-            pos += HEADER_SIZE + int.from_bytes(head[8:12], "big", signed=True)
+            pos += entry_size(head)
         return None
 
     def entry_size(self, position: int) -> int:
         """Size of the entry at ``position``, its 12-byte offset/size header included."""
-        head = os.pread(self.fd, HEADER_SIZE, position)
-        if len(head) < HEADER_SIZE:
-            return 0
-        return HEADER_SIZE + max(0, int.from_bytes(head[8:12], "big", signed=True))
+        return entry_size(os.pread(self.fd, LOG_OVERHEAD, position))
 
-    def entries(self, start: int = 0) -> Iterator[Entry | BadEntry]:
-        return iter_entries(self.fd, start, self.size, validate=False)
+    def entries(self) -> Iterator[Entry | BadEntry]:
+        """Every entry, checksums unchecked (they were checked when written or recovered)."""
+        return iter_entries(self.fd, 0, self.size, validate=False)
 
     @contextmanager
     def pinned(self) -> Iterator[LogSegment]:

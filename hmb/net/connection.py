@@ -32,7 +32,7 @@ import trio
 
 import kproto
 from hmb.api.context import CloseConnection, RawResponse, Session
-from hmb.log.partition import FileRegion
+from hmb.log.region import FileRegion
 from kproto import DecodeError
 
 if TYPE_CHECKING:

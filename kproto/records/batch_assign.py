@@ -1,9 +1,11 @@
 """The broker's hot path for record sets of any magic: validate and number in place.
 
 A produce request's records may be RecordBatches (magic 2) or MessageSets (magic 0/1) --
-Kafka is lenient about the magic a request version carries, and so are we (PROTOCOL.md,
-trap 6).  :func:`assign_batches` walks the entries, hands every run of magic 0/1 messages
-to the MessageSet loop of :mod:`kproto.records.legacy_assign`, and for each magic-2 batch:
+Kafka accepts any message format in any request version (real clients do send magic 1
+inside Produce v0), and so does this codec; which formats a request may carry is the
+broker's decision, not the codec's.  :func:`assign_batches` walks the entries, hands
+every run of magic 0/1 messages to the MessageSet loop of
+:mod:`kproto.records.legacy_assign`, and for each magic-2 batch:
 
 * checks the framing (batchLength at least the 49 bytes of header it must cover, batch
   complete) and the CRC-32C over attributes .. end, *without decompressing*;
@@ -42,12 +44,11 @@ from kproto.records.default import (
     TRANSACTIONAL_MASK,
     _batch_records,
 )
+from kproto.records.entry import MAGIC_OFFSET
 from kproto.records.legacy import _INT32, _INT64, _INT64_MAX, NO_TIMESTAMP, RecordTooLargeError
 from kproto.records.legacy_assign import AssignResult, apply_splices, assign_run
 
 __all__ = ["BatchAssignResult", "ProducerBatch", "assign_batches", "assign_offsets_any"]
-
-_MAGIC_OFFSET = 16
 
 
 class ProducerBatch(NamedTuple):
@@ -124,7 +125,7 @@ def assign_batches(
     pos = 0
     try:
         while pos < end:
-            if end - pos <= _MAGIC_OFFSET or buf[pos + _MAGIC_OFFSET] != 2:
+            if end - pos <= MAGIC_OFFSET or buf[pos + MAGIC_OFFSET] != 2:
                 if data is None:
                     data = bytes(buf)
                 pos, offset, ts = assign_run(

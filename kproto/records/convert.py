@@ -2,13 +2,13 @@
 
 A partition's log holds whatever producers sent over the years: MessageSet entries
 (magic 0/1) and RecordBatches (magic 2), side by side.  Every entry starts with the same
-twelve bytes -- ``offset int64, size int32`` -- and keeps its magic byte at position 16,
-which is how both functions below tell the formats apart.
+twelve bytes -- ``offset int64, size int32`` -- and keeps its magic byte at position 16
+(:mod:`kproto.records.entry`), which is how both functions below tell the formats apart.
 
 * :func:`read_records` -- what a client reading a fetch response needs: every data record
   of any magic as one :class:`~kproto.records.DefaultRecord` list.
-* :func:`downconvert` -- what a broker answering Fetch v0-v3 needs (PROTOCOL.md, trap 6):
-  those clients read MessageSets only, so RecordBatches are rewritten as magic 0 or 1
+* :func:`downconvert` -- what a broker answering Fetch v0-v3 needs: those clients
+  predate message format v2 and read MessageSets only, so RecordBatches are rewritten as magic 0 or 1
   messages with the same offsets.  Output is **uncompressed**: valid for every client and
   one codec pass cheaper than Kafka's re-compression, at the price of more bytes on the
   wire.  Headers are lost (the old formats have none), control batches are dropped (old
@@ -25,8 +25,6 @@ from kproto.errors import CorruptRecordError
 from kproto.records.compression import DEFAULT_MAX_DECOMPRESSED
 from kproto.records.default import (
     CONTROL_MASK,
-    LOG_OVERHEAD,
-    MAGIC_OFFSET,
     TIMESTAMP_TYPE_MASK,
     DefaultRecord,
     _batch_at,
@@ -34,6 +32,7 @@ from kproto.records.default import (
     _bytes,
     _new,
 )
+from kproto.records.entry import LOG_OVERHEAD, MAGIC_OFFSET
 from kproto.records.legacy import _INT32, MessageSetReader, _encode
 
 __all__ = ["downconvert", "read_records"]

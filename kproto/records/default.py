@@ -63,6 +63,13 @@ from crc32c import crc32c
 
 from kproto.errors import CorruptRecordError
 from kproto.records.compression import DEFAULT_MAX_DECOMPRESSED, Compression, decompress
+from kproto.records.entry import (
+    LOG_OVERHEAD,
+    V2_ATTRIBUTES_OFFSET,
+    V2_CRC_OFFSET,
+    V2_HEADER_SIZE,
+    V2_LAST_OFFSET_DELTA_OFFSET,
+)
 
 __all__ = [
     "DefaultRecord",
@@ -74,17 +81,16 @@ __all__ = [
 
 # --------------------------------------------------------------------------- layout
 
-#: baseOffset + batchLength: the part of a batch that batchLength does not count.
-LOG_OVERHEAD = 12
+# The framing every entry shares (baseOffset, batchLength, magic) and the header
+# positions the log reads without decoding come from :mod:`kproto.records.entry`.
 #: Field positions relative to the batch start.
 PARTITION_LEADER_EPOCH_OFFSET = 12
-MAGIC_OFFSET = 16
-CRC_OFFSET = 17
-ATTRIBUTES_OFFSET = 21  # the CRC covers everything from here on
-LAST_OFFSET_DELTA_OFFSET = 23
+CRC_OFFSET = V2_CRC_OFFSET
+ATTRIBUTES_OFFSET = V2_ATTRIBUTES_OFFSET  # the CRC covers everything from here on
+LAST_OFFSET_DELTA_OFFSET = V2_LAST_OFFSET_DELTA_OFFSET
 RECORDS_COUNT_OFFSET = 57
 #: Size of the batch header, records count included: the smallest possible batch.
-RECORD_BATCH_OVERHEAD = 61
+RECORD_BATCH_OVERHEAD = V2_HEADER_SIZE
 #: Smallest legal batchLength.
 MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
 

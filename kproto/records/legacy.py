@@ -48,6 +48,14 @@ from typing import Any, NamedTuple, cast
 from kproto.errors import CorruptRecordError, EncodeError, KprotoError
 from kproto.records.compression import DEFAULT_MAX_DECOMPRESSED, Compression, compress, decompress
 from kproto.records.default_builder import check_bytes
+from kproto.records.entry import (
+    ENTRY_HEAD,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    V0_CRC_OFFSET,
+    V0_MIN_SIZE,
+    V1_MIN_SIZE,
+)
 
 __all__ = [
     "LegacyRecord",
@@ -60,18 +68,16 @@ __all__ = [
 
 # --------------------------------------------------------------------------- layout
 
-#: Offset (int64) + MessageSize (int32): the part of every entry outside the message.
-LOG_OVERHEAD = 12
-#: Position of the Crc / MagicByte / Attributes relative to the entry start.
-CRC_OFFSET = 12
-MAGIC_OFFSET = 16
+# Offset + MessageSize (the part of every entry outside the message) and the
+# positions of Crc and MagicByte come from :mod:`kproto.records.entry`.
+CRC_OFFSET = V0_CRC_OFFSET
 ATTRIBUTES_OFFSET = 17
 #: Position of the Key length relative to the entry start.
 KEY_OFFSET_V0 = 18
 KEY_OFFSET_V1 = 26
 #: Smallest legal MessageSize: Crc, MagicByte, Attributes, [Timestamp], 2 length words.
-RECORD_OVERHEAD_V0 = 14
-RECORD_OVERHEAD_V1 = 22
+RECORD_OVERHEAD_V0 = V0_MIN_SIZE
+RECORD_OVERHEAD_V1 = V1_MIN_SIZE
 
 CODEC_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
@@ -82,7 +88,6 @@ NO_TIMESTAMP = -1
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 
-_OFFSET_SIZE = struct.Struct(">qi")  # Offset MessageSize
 _HEADER_V0 = struct.Struct(">qiIbbi")  # Offset MessageSize Crc Magic Attributes KeyLength
 _HEADER_V1 = struct.Struct(">qiIbbqi")  # ... Magic Attributes Timestamp KeyLength
 _ENTRY_PREFIX = struct.Struct(">qiI")  # Offset MessageSize Crc (written by the builder)
@@ -160,7 +165,7 @@ def _parse_message(data: bytes | bytearray, pos: int, end: int) -> _Parsed | Non
     """
     if end - pos < LOG_OVERHEAD:
         return None
-    offset, size = _OFFSET_SIZE.unpack_from(data, pos)
+    offset, size = ENTRY_HEAD.unpack_from(data, pos)
     if size < RECORD_OVERHEAD_V0:
         raise CorruptRecordError(f"message size {size} too small at byte {pos}")
     mend = pos + LOG_OVERHEAD + size

@@ -29,9 +29,10 @@ from broker_process import BrokerProcess
 from durability import fetch_v11, index_pairs, segment_facts
 from wire import WireClient
 
-from hmb.log.scan import HEADER, entry_last_offset
 from kproto import ApiKey, ErrorCode
 from kproto.records import RecordBatchBuilder, build_message_set, read_records
+from kproto.records.entry import ENTRY_HEAD as HEADER
+from kproto.records.entry import last_offset as entry_last_offset
 
 N = 120  # requests per topic: two or three segments, the last with several index entries
 OVERRIDES = ("log.segment.bytes=4096", "log.index.interval.bytes=128")

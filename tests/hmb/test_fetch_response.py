@@ -1,10 +1,11 @@
-"""The Fetch response fast path (hmb.api.fetch_response) agrees with the Construct grammar.
+"""The Fetch response fast path (kproto.fetch_fast) agrees with the Construct grammar at v0.
 
-DESIGN.md: a ``struct`` fast path is legitimate only with a property test proving it
-equals the grammar on generated inputs.  Here: the parts of ``build_fetch_response``,
-with every FileRegion read back, are byte for byte ``kproto.encode_response`` of the
-same body; records ``None`` are sent as empty bytes (never null).  The regions are real:
-slices of a segment file on disk.
+A ``struct`` fast path is only trusted with a property test proving it equals the
+grammar on generated inputs (every version kproto declares: test_modern_fetch_response).
+Here: the parts of ``build_fetch_response``, with every FileRegion read back, are byte
+for byte ``kproto.encode_response`` of the same body; records ``None`` are sent as
+empty bytes (never null).  The regions are real: slices of a segment file on disk, as
+the log hands them out.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kproto
-from hmb.api.fetch_response import PartitionData, build_fetch_response
 from hmb.log.config import LogConfig
-from hmb.log.partition import FileRegion, PartitionLog
+from hmb.log.partition import PartitionLog
+from hmb.log.region import FileRegion
 from hmb.log.segment import LogSegment
+from kproto.fetch_fast import PartitionData, build_fetch_response
 from kproto.records import build_message_set, read_message_set
 
 INT32 = st.integers(-(2**31), 2**31 - 1)

@@ -28,7 +28,8 @@ import trio.testing
 import hmb.log.segment
 import kproto
 from hmb.log.config import LogConfig
-from hmb.log.partition import OffsetOutOfRangeError, PartitionLog, RecordListTooLargeError
+from hmb.log.errors import OffsetOutOfRangeError, RecordListTooLargeError
+from hmb.log.partition import PartitionLog
 from hmb.log.scan import iter_entries
 from kproto.records import Compression, RecordTooLargeError, build_message_set, read_message_set
 

@@ -15,6 +15,7 @@ import trio
 import trio.testing
 
 from hmb.log.config import LogConfig
+from hmb.log.errors import PartitionDeletedError
 from hmb.log.manager import LogManager, TopicBeingDeletedError
 from hmb.log.meta import (
     PRODUCER_ID_BLOCK_SIZE,
@@ -23,7 +24,7 @@ from hmb.log.meta import (
     ProducerIdManager,
     load_cluster_id,
 )
-from hmb.log.partition import PartitionDeletedError, PartitionLog
+from hmb.log.partition import PartitionLog
 from hmb.log.segment import UNKNOWN_MAGIC
 from kproto.records import RecordBatchBuilder, build_message_set
 
@@ -74,6 +75,22 @@ def test_segment_knows_the_magic_of_its_ranges(tmp_path: Path) -> None:
         crashed = PartitionLog.open(tmp_path / "m-0", "m", 0, cfg, clean=False)
         assert [crashed.active.max_magic(pos, n) for pos, n in sizes] == [0, 1, 2, 0]
         crashed.close()
+
+    _run(main)
+
+
+def test_timestamp_lookup_reads_magic_1_timestamps(tmp_path: Path) -> None:
+    """Magic 1 keeps its timestamp at byte 18 of the entry; read elsewhere, a null key's
+    length made today's timestamps negative and every magic-1 message unfindable."""
+
+    async def main() -> None:
+        plog = PartitionLog.open(tmp_path / "t-0", "t", 0, LogConfig(), clean=True)
+        ts = 1_700_000_000_000
+        await plog.append(build_message_set([(None, b"a", ts), (None, b"b", ts + 5)], magic=1))
+        assert await plog.offset_for_timestamp(ts) == (0, ts)
+        assert await plog.offset_for_timestamp(ts + 1) == (1, ts + 5)
+        assert await plog.offset_for_timestamp(ts + 6) is None
+        plog.close()
 
     _run(main)
 
