@@ -3,7 +3,10 @@
 pytest-trio is not a dependency: the hook below runs every coroutine test
 function of this folder in its own ``trio.run``, bounded by
 :data:`TEST_TIMEOUT_S` so that a request that never answers fails the test
-instead of hanging the suite.
+instead of hanging the suite.  A test that asks for ``virtual_clock`` runs
+on trio's autojumping mock clock: its timeouts (sessions, rebalances) pass in
+no real time, measured exactly.  Only for tests that wait on nothing but
+timers: the clock also jumps while a worker thread (file I/O) runs.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from trio.testing import MockClock
 
 from .harness import InProcessBroker
 
@@ -33,8 +37,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         with trio.fail_after(TEST_TIMEOUT_S):
             await fn(**kwargs)
 
-    trio.run(functools.partial(main))
+    trio.run(functools.partial(main), clock=pyfuncitem.funcargs.get("virtual_clock"))
     return True
+
+
+@pytest.fixture
+def virtual_clock() -> MockClock:
+    """Virtual time for this test: trio's clock jumps to the next timer whenever every task waits."""
+    return MockClock(autojump_threshold=0)
 
 
 @pytest.fixture

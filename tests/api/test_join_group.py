@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import trio
+from trio.testing import MockClock
 
 from hmb.api.context import Session
 from hmb.config import ConfigError, from_properties
@@ -129,7 +130,7 @@ async def test_a_joining_member_rebalances_the_group_without_waiting(
 
 
 async def test_a_silent_member_is_dropped_at_its_session_timeout(
-    group_broker: InProcessBroker, group: str
+    group_broker: InProcessBroker, group: str, virtual_clock: MockClock
 ) -> None:
     b = group_broker
     async with trio.open_nursery() as nursery:
@@ -153,7 +154,7 @@ async def test_a_silent_member_is_dropped_at_its_session_timeout(
 
 @pytest.mark.parametrize("version", [0, 1, 5])
 async def test_a_member_that_does_not_rejoin_is_dropped_at_the_rebalance_timeout(
-    group_broker: InProcessBroker, group: str, version: int
+    group_broker: InProcessBroker, group: str, version: int, virtual_clock: MockClock
 ) -> None:
     """v1+: the rebalance timeout; v0 has none, so the session timeout is the rebalance timeout."""
     b = group_broker
@@ -190,7 +191,7 @@ async def test_a_join_whose_client_is_gone_gets_no_answer(group_broker: InProces
         assert await pending.result() is None
 
 
-async def test_group_settings_have_kafkas_names(make_broker: Any) -> None:
+async def test_group_settings_have_kafkas_names(make_broker: Any, virtual_clock: MockClock) -> None:
     cfg = from_properties({})
     assert (cfg.group_min_session_timeout_ms, cfg.group_max_session_timeout_ms) == (6000, 1_800_000)
     assert cfg.group_initial_rebalance_delay_ms == 0  # Kafka: 3000; see hmb/config.py for why
