@@ -7,7 +7,6 @@ broker process started for the test, its address substituted.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,8 +20,7 @@ DEFAULT_ADDRESS = "127.0.0.1:9092"
 
 @pytest.fixture(scope="module")
 def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    sys.path.insert(0, str(ROOT / "tests" / "hmb"))
-    from broker_process import BrokerProcess
+    from broker_process import BrokerProcess  # tests/support, on the path by the pytest settings
 
     with BrokerProcess(tmp_path_factory.mktemp("readme") / "data") as broker:
         yield broker.bootstrap

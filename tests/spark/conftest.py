@@ -7,15 +7,10 @@ seconds); tests are skipped cleanly when pyspark, pyarrow or Java is missing.
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hmb"))
-
 from broker_process import broker, make_broker, tansu  # noqa: F401 - the shared fixtures
 
 

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from broker_process import LEGACY_RDKAFKA, BrokerProcess, rdkafka_read_back
 
+pytestmark = pytest.mark.interop
+
 confluent_kafka = pytest.importorskip("confluent_kafka")
 kafka = pytest.importorskip("kafka")
 

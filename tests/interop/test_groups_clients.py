@@ -31,6 +31,8 @@ from wire import WireClient, metadata_body
 from kproto import ApiKey, ErrorCode
 from kproto.records import RecordBatchBuilder
 
+pytestmark = pytest.mark.interop
+
 ck = pytest.importorskip("confluent_kafka")
 kafka = pytest.importorskip("kafka")
 aiokafka = pytest.importorskip("aiokafka")

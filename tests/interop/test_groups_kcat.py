@@ -23,7 +23,10 @@ from broker_process import BrokerProcess
 from test_groups_clients import PARTITIONS, committed, produce
 
 KCAT = shutil.which("kcat") or shutil.which("kafkacat")
-pytestmark = pytest.mark.skipif(KCAT is None, reason="kcat is not installed (Debian package 'kcat')")
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.skipif(KCAT is None, reason="kcat is not installed (Debian package 'kcat')"),
+]
 
 TOPIC = "kcat-group"
 GROUP = "kcat-balanced"

@@ -1,54 +1,20 @@
-"""ApiVersions on the real broker: the table is the handler registry, a newer
-version gets Kafka's v0-layout UNSUPPORTED_VERSION answer and the connection
-lives on, and today's clients with their default settings can produce and
-consume (with assign) against hmb."""
+"""Today's clients with their default settings against hmb: they ask ApiVersions first, pick
+the highest versions both sides know, and produce and consume (with assign).
+
+The ApiVersions table and its "too new" answer are tested in process
+(``tests/api/test_api_versions.py``, ``test_dispatch.py``).
+"""
 
 from __future__ import annotations
 
 import shutil
-import struct
 import subprocess
 import time
 
 import pytest
 from broker_process import BrokerProcess
-from wire import WireClient, metadata_body
 
-import kproto
-from hmb.api import HANDLERS
-from kproto import ApiKey, ErrorCode
-
-
-def _table(body: object) -> dict[int, tuple[int, int]]:
-    return {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}  # type: ignore[attr-defined]
-
-
-@pytest.mark.parametrize("version", [0, 1, 2, 3])
-def test_the_table_is_the_registry(broker: BrokerProcess, version: int) -> None:
-    with WireClient(broker.bootstrap) as c:
-        body = c.request(
-            ApiKey.API_VERSIONS, version, {"client_software_name": "t", "client_software_version": "1"}
-        )
-    assert body.error_code == 0
-    assert _table(body) == {h.api_key: (h.min_version, h.max_version) for h in HANDLERS.values()}
-    assert _table(body)[ApiKey.API_VERSIONS] == (0, 3)
-    assert all(lo == 0 for lo, _ in _table(body).values()), "old clients need min version 0 everywhere"
-
-
-def test_a_newer_version_gets_error_35_in_the_v0_layout(broker: BrokerProcess) -> None:
-    with WireClient(broker.bootstrap) as c:
-        # ApiVersions v4 (flexible header v2: ..., client_id, no tagged fields) with an empty body
-        client_id = b"future-client"
-        payload = (
-            struct.pack(">hhih", ApiKey.API_VERSIONS, 4, 77, len(client_id)) + client_id + b"\x00" + b"\x00"
-        )
-        c.send_raw(struct.pack(">i", len(payload)) + payload)
-        frame = c.read_frame()
-        assert frame is not None, "the broker must answer, not close"
-        body = kproto.decode_response(ApiKey.API_VERSIONS, 0, frame)
-        assert body.correlation_id == 77 and body.body.error_code == ErrorCode.UNSUPPORTED_VERSION
-        assert _table(body.body)[ApiKey.API_VERSIONS] == (0, 3)
-        assert c.request(ApiKey.METADATA, 0, metadata_body()).brokers  # still served
+pytestmark = pytest.mark.interop
 
 
 def test_confluent_kafka_with_default_settings(broker: BrokerProcess) -> None:

@@ -1,0 +1,49 @@
+"""ApiVersions v0-v3 in process: the advertised table is the handler registry.
+
+v1 adds throttle_time_ms, v3 the client software name and version (request)
+and flexible encoding.  A request newer than v3 is answered by the
+dispatcher in the v0 layout with UNSUPPORTED_VERSION (see
+``test_dispatch.py``).  What can fail: a key advertised that is not served
+(or the other way round), a minimum above 0 that old clients cannot use.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hmb.api import HANDLERS
+from kproto import ApiKey
+
+from .harness import InProcessBroker
+
+BODY = {"client_software_name": "t", "client_software_version": "1"}
+
+
+def table(body: object) -> dict[int, tuple[int, int]]:
+    return {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+async def test_the_table_is_the_registry(broker: InProcessBroker, version: int) -> None:
+    body = await broker.request(ApiKey.API_VERSIONS, version, BODY)
+    assert body.error_code == 0
+    assert table(body) == {h.api_key: (h.min_version, h.max_version) for h in HANDLERS.values()}
+    assert table(body)[ApiKey.API_VERSIONS] == (0, 3)
+    assert all(lo == 0 for lo, _ in table(body).values()), "old clients need min version 0 everywhere"
+    if version >= 1:
+        assert body.throttle_time_ms == 0
+
+
+async def test_advertised_table(broker: InProcessBroker) -> None:
+    resp = await broker.request(ApiKey.API_VERSIONS, 3, BODY)
+    expected = {
+        ApiKey.PRODUCE: (0, 8),
+        ApiKey.FETCH: (0, 11),
+        ApiKey.LIST_OFFSETS: (0, 5),
+        ApiKey.METADATA: (0, 8),
+        ApiKey.FIND_COORDINATOR: (0, 2),
+        ApiKey.INIT_PRODUCER_ID: (0, 1),
+        ApiKey.CREATE_TOPICS: (0, 4),
+        ApiKey.DELETE_TOPICS: (0, 3),
+    }
+    assert {k: table(resp).get(k) for k in expected} == expected

@@ -1,0 +1,81 @@
+"""OffsetFetch v0-v5 in process: a group's committed positions (-1 and no error when none).
+
+v2 adds the top-level error code and "null topics = everything the group
+committed"; v3 throttle_time_ms; v5 the committed leader epoch (-1 here).
+What can fail: offsets lost across a restart, the "all" form missing
+partitions, metadata mangled.
+"""
+
+from __future__ import annotations
+
+from kproto import ErrorCode
+
+from .bodies import make_topic
+from .groups import COMMIT, FETCH_OFFSETS, LIST, commit, commit_body, fetch_offset, heartbeat, stable_member
+from .harness import InProcessBroker
+
+
+async def test_offset_fetch_versions(group_broker: InProcessBroker, group: str) -> None:
+    b = group_broker
+    topic = group + ".t"
+    await make_topic(b, topic)
+    body = commit_body(group, -1, "", topic, 41, committed_leader_epoch=7)
+    body["topics"][0]["partitions"].append(
+        {
+            "partition_index": 1,
+            "committed_offset": 42,
+            "committed_leader_epoch": 7,
+            "committed_metadata": None,
+        }
+    )
+    resp = await b.request(COMMIT, 7, body)
+    assert [p.error_code for p in resp.topics[0].partitions] == [0, 0]
+    assert resp.throttle_time_ms == 0
+    # v2-4 retention time is accepted
+    retained = commit_body(group, -1, "", topic, 43)
+    retained["retention_time_ms"] = 86_400_000
+    assert (await b.request(COMMIT, 2, retained)).topics[0].partitions[0].error_code == ErrorCode.NONE
+
+    for version in range(6):
+        p = await fetch_offset(b, group, topic, version)
+        assert (p.committed_offset, p.metadata, p.error_code) == (43, "md", ErrorCode.NONE)
+        if version >= 5:
+            assert p.committed_leader_epoch == -1  # no leader epochs here
+    unknown = await fetch_offset(b, group + "-never", topic)
+    assert (unknown.committed_offset, unknown.metadata, unknown.error_code) == (-1, "", ErrorCode.NONE)
+    missing = await fetch_offset(b, group, topic + "-missing")
+    assert (missing.committed_offset, missing.error_code) == (-1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+    for version in (2, 3, 4, 5):  # null topics: everything the group committed
+        every = await b.request(FETCH_OFFSETS, version, {"group_id": group, "topics": None})
+        assert every.error_code == ErrorCode.NONE
+        if version >= 3:
+            assert every.throttle_time_ms == 0
+        got = {
+            (t.name, p.partition_index): (p.committed_offset, p.metadata)
+            for t in every.topics
+            for p in t.partitions
+        }
+        assert got == {(topic, 0): (43, "md"), (topic, 1): (42, "")}
+    nothing = await b.request(FETCH_OFFSETS, 5, {"group_id": group + "-never", "topics": None})
+    assert (nothing.error_code, list(nothing.topics)) == (ErrorCode.NONE, [])
+
+
+async def test_committed_offsets_survive_a_clean_restart(group_broker: InProcessBroker, group: str) -> None:
+    b = group_broker
+    topic = "resume"
+    await make_topic(b, topic)
+    j = await stable_member(b, group)
+    assert await commit(b, group, 1, j.member_id, topic, 5) == ErrorCode.NONE
+    b.restart()
+    p = await fetch_offset(b, group, topic)
+    assert (p.committed_offset, p.metadata) == (5, "md")
+    # membership is not durable: the old member is unknown and rejoins
+    assert await heartbeat(b, group, 1, j.member_id) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert await commit(b, group, 1, j.member_id, topic, 6) == ErrorCode.ILLEGAL_GENERATION
+    j2 = await stable_member(b, group)
+    assert await commit(b, group, j2.generation_id, j2.member_id, topic, 7) == ErrorCode.NONE
+    b.restart()
+    assert (await fetch_offset(b, group, topic)).committed_offset == 7
+    listed = await b.request(LIST, 2, {})
+    assert (group, "") in [(g.group_id, g.protocol_type) for g in listed.groups]
