@@ -42,7 +42,7 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         members=[
             {
                 "member_id": m.member_id,
-                "group_instance_id": None,
+                "group_instance_id": m.group_instance_id,
                 "client_id": m.client_id,
                 "client_host": m.client_host,
                 "member_metadata": m.protocol_metadata(g.protocol_name) if stable else b"",

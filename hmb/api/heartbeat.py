@@ -1,4 +1,7 @@
-"""Heartbeat v0-3: a member is alive; REBALANCE_IN_PROGRESS tells it to rejoin."""
+"""Heartbeat v0-3: a member is alive; REBALANCE_IN_PROGRESS tells it to rejoin.
+
+v3's ``group_instance_id``: a replaced static member gets FENCED_INSTANCE_ID.
+"""
 
 from __future__ import annotations
 
@@ -10,5 +13,7 @@ from kproto import ApiKey
 @handles(ApiKey.HEARTBEAT, versions=(0, 3))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
-    error = ctx.groups.heartbeat(body.group_id, body.generation_id, body.member_id)
+    error = ctx.groups.heartbeat(
+        body.group_id, body.generation_id, body.member_id, body.get("group_instance_id")
+    )
     return {"throttle_time_ms": 0, "error_code": error}

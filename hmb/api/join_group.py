@@ -3,9 +3,11 @@
 Thin: the group logic is :class:`hmb.groups.coordinator.GroupCoordinator`.
 Version differences handled here: v0 has no rebalance timeout (Kafka uses
 the session timeout), v4+ first joins without a member id are answered
-MEMBER_ID_REQUIRED with the id to use (KIP-394), v5's ``group_instance_id``
-is accepted and the member treated as a dynamic one (static membership is
-not implemented; the responses carry a null instance id).  A client that
+MEMBER_ID_REQUIRED with the id to use (KIP-394; static members skip that
+round trip), v5's ``group_instance_id`` makes the member static (KIP-345:
+a restarted instance takes over its old membership, see
+:mod:`hmb.groups.coordinator`) and the leader's member list carries each
+member's instance id.  A client that
 disconnects while waiting gets no answer and its wait ends at once.
 """
 
@@ -52,6 +54,7 @@ async def handle(ctx: RequestContext) -> Reply:
         "leader": result.leader,
         "member_id": result.member_id,
         "members": [
-            {"member_id": mid, "group_instance_id": None, "metadata": meta} for mid, meta in result.members
+            {"member_id": mid, "group_instance_id": instance, "metadata": meta}
+            for (mid, meta), instance in zip(result.members, result.instance_ids, strict=True)
         ],
     }

@@ -8,9 +8,9 @@ otherwise the member must belong to the group's current generation.
 
 Version notes: v1's per-partition commit timestamp and v2-v4's
 ``retention_time_ms`` are stored in the record as Kafka does; v6's
-``committed_leader_epoch`` is accepted and not kept (leader epochs are -1
-here, see docs/client-quirks.md, "Leader epochs"); v7's ``group_instance_id`` is ignored: members
-are dynamic (static membership is not implemented).
+``committed_leader_epoch`` is stored with the offset (KIP-320) and returned
+by OffsetFetch v5+; v7's ``group_instance_id`` identifies a static member: a
+replaced one is answered FENCED_INSTANCE_ID.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import logging
 
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.groups.offsets import CommitEntry
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
@@ -33,9 +34,11 @@ async def handle(ctx: RequestContext) -> Reply:
     if not body.group_id:
         group_error = ErrorCode.INVALID_GROUP_ID
     elif ctx.request.version >= 1:
-        group_error = services.groups.check_commit(body.group_id, body.generation_id, body.member_id)
+        group_error = services.groups.check_commit(
+            body.group_id, body.generation_id, body.member_id, body.get("group_instance_id")
+        )
     codes: dict[tuple[str, int], int] = {}
-    accepted: list[tuple[str, int, int, str, int]] = []
+    accepted: list[CommitEntry] = []
     for topic in body.topics:
         for p in topic.partitions:
             metadata = p.committed_metadata or ""
@@ -49,12 +52,13 @@ async def handle(ctx: RequestContext) -> Reply:
             else:
                 code = ErrorCode.NONE
                 accepted.append(
-                    (
+                    CommitEntry(
                         topic.name,
                         p.partition_index,
                         p.committed_offset,
                         metadata,
                         p.get("commit_timestamp", -1),
+                        p.get("committed_leader_epoch", -1),
                     )
                 )
             codes[(topic.name, p.partition_index)] = code
@@ -65,8 +69,8 @@ async def handle(ctx: RequestContext) -> Reply:
             )
         except OSError as exc:
             log.error("offset commit for group %s failed: %s", body.group_id, exc)
-            for topic_name, partition, *_ in accepted:
-                codes[(topic_name, partition)] = ErrorCode.COORDINATOR_NOT_AVAILABLE
+            for entry in accepted:
+                codes[(entry.topic, entry.partition)] = ErrorCode.COORDINATOR_NOT_AVAILABLE
     return {
         "throttle_time_ms": 0,
         "topics": [

@@ -2,7 +2,8 @@
 
 A long-poll for followers (until the leader's SyncGroup); a client that
 disconnects while waiting gets no answer and its wait ends at once.  v3's
-``group_instance_id`` is ignored: members are dynamic (see join_group).
+``group_instance_id`` identifies a static member: a replaced one is
+answered FENCED_INSTANCE_ID.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ async def handle(ctx: RequestContext) -> Reply:
             body.generation_id,
             body.member_id,
             [(a.member_id, bytes(a.assignment)) for a in body.assignments],
+            body.get("group_instance_id"),
         ),
     )
     if result is None:

@@ -24,9 +24,15 @@ Rules of this module:
   rebalance for one session timeout, never forever.
 * JoinGroup v4+ without a member id is answered MEMBER_ID_REQUIRED with an
   id to rejoin with (KIP-394); the id is remembered as pending until then.
-* Static membership (``group.instance.id``, KIP-345) is not implemented:
-  members that send an instance id are treated as dynamic members, which is
-  correct, only without the saved rebalance on restart.
+* Static membership (``group.instance.id``, KIP-345): a member that names an
+  instance id is registered under it.  When that instance joins again
+  without a member id (a restarted consumer) it takes over the old member:
+  a new member id, the same assignment, and in a Stable group whose
+  protocol does not change, no rebalance for anybody.  Requests that carry
+  the instance id with another member id than the registered one come from
+  the replaced (zombie) member and get FENCED_INSTANCE_ID.  Static members do
+  not need the MEMBER_ID_REQUIRED round trip (Kafka asks it of dynamic
+  members only).
 * Membership lives in memory only (committed offsets are durable, in
   :mod:`hmb.groups.offsets`): after a broker restart members are unknown and
   rejoin, as clients do on UNKNOWN_MEMBER_ID.
@@ -62,6 +68,7 @@ class JoinResult:
     leader: str = ""
     member_id: str = ""
     members: tuple[tuple[str, bytes], ...] = ()  # (member id, metadata), for the leader only
+    instance_ids: tuple[str | None, ...] = ()  # each listed member's group instance id
 
 
 @dataclass
@@ -120,6 +127,7 @@ class Group:
     leader: str = ""
     members: dict[str, Member] = field(default_factory=dict)
     pending_ids: dict[str, float] = field(default_factory=dict)  # KIP-394 ids handed out, with expiry
+    static_members: dict[str, str] = field(default_factory=dict)  # group instance id -> member id
     rebalance_deadline: float | None = None
     delay_until: float | None = None  # group.initial.rebalance.delay.ms of a new group
     #: set when the current CompletingRebalance ends (leader synced, or aborted)
@@ -127,6 +135,13 @@ class Group:
 
     def all_joined(self) -> bool:
         return bool(self.members) and all(m.awaiting_join for m in self.members.values())
+
+    def fenced(self, member_id: str, group_instance_id: str | None) -> bool:
+        """The instance id is registered to another member: ``member_id`` was replaced (KIP-345)."""
+        if group_instance_id is None:
+            return False
+        registered = self.static_members.get(group_instance_id)
+        return registered is not None and registered != member_id
 
 
 class GroupCoordinator:
@@ -256,6 +271,8 @@ class GroupCoordinator:
         m = g.members.pop(member_id, None)
         if m is None:
             return
+        if m.group_instance_id is not None and g.static_members.get(m.group_instance_id) == member_id:
+            del g.static_members[m.group_instance_id]
         m.finish_join(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
         if not g.members:
             self._fire(g, GroupEvent.LAST_MEMBER_GONE)
@@ -303,6 +320,8 @@ class GroupCoordinator:
         if not protocol_type or not protocols:
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id)
         g = self.groups.get(group_id)
+        if member_id and g is not None and g.fenced(member_id, group_instance_id):
+            return JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id=member_id)
         if member_id and (g is None or (member_id not in g.members and member_id not in g.pending_ids)):
             return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
         if g is not None and g.members:
@@ -311,9 +330,20 @@ class GroupCoordinator:
         if g is None:
             g = self.groups[group_id] = Group(group_id)
         now = trio.current_time()
-        if not member_id:
+        replaced = False
+        if not member_id and group_instance_id is not None and group_instance_id in g.static_members:
+            member_id = self._replace_static_member(g, group_instance_id, client_id)
+            static = g.members[member_id]
+            same_protocols = static.protocols == list(protocols)
+            static.session_timeout_s, static.rebalance_timeout_s = session_s, rebalance_timeout_ms / 1000
+            static.client_id, static.client_host, static.last_seen = client_id, client_host, now
+            if g.state == GroupState.STABLE and same_protocols:
+                # a restarted static member: its old assignment, nobody else rebalances
+                return self._current_generation(g, member_id)
+            replaced = True  # otherwise it joins a rebalance: the leader must assign its new id
+        elif not member_id:
             member_id = f"{client_id or 'member'}-{uuid.uuid4()}"
-            if require_known_member_id:
+            if require_known_member_id and group_instance_id is None:
                 g.pending_ids[member_id] = now + session_s
                 self._deadlines_changed()
                 return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id)
@@ -332,14 +362,20 @@ class GroupCoordinator:
             )
             if len(g.members) == 1:
                 g.protocol_type = protocol_type
+            if group_instance_id is not None:
+                g.static_members[group_instance_id] = member_id
             if g.delay_until is not None:  # Kafka: each newcomer extends the initial delay
                 cap = g.rebalance_deadline if g.rebalance_deadline is not None else now
                 g.delay_until = min(now + self.initial_rebalance_delay_s, cap)
         else:
             unchanged = m.protocols == list(protocols)
-            if unchanged and (
-                g.state == GroupState.COMPLETING_REBALANCE
-                or (g.state == GroupState.STABLE and member_id != g.leader)
+            if (
+                not replaced
+                and unchanged
+                and (
+                    g.state == GroupState.COMPLETING_REBALANCE
+                    or (g.state == GroupState.STABLE and member_id != g.leader)
+                )
             ):
                 # a resent join, or a follower of a stable group with nothing new: the current generation
                 m.last_seen = now
@@ -362,11 +398,35 @@ class GroupCoordinator:
                 self._deadlines_changed()
         return waiter.result or JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
 
+    def _replace_static_member(self, g: Group, group_instance_id: str, client_id: str) -> str:
+        """Give the registered member of ``group_instance_id`` a new member id; fence the old one."""
+        old_id = g.static_members[group_instance_id]
+        new_id = f"{client_id or 'member'}-{uuid.uuid4()}"
+        m = g.members.pop(old_id)
+        m.finish_join(JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id))
+        m.member_id = new_id
+        g.members[new_id] = m
+        g.static_members[group_instance_id] = new_id
+        if g.leader == old_id:
+            g.leader = new_id
+        log.info(
+            "group %s: static member %s rejoined as %s (was %s)",
+            g.group_id,
+            group_instance_id,
+            new_id,
+            old_id,
+        )
+        return new_id
+
     def _current_generation(self, g: Group, member_id: str) -> JoinResult:
         members: tuple[tuple[str, bytes], ...] = ()
+        instance_ids: tuple[str | None, ...] = ()
         if member_id == g.leader:
             members = tuple((m.member_id, m.protocol_metadata(g.protocol_name)) for m in g.members.values())
-        return JoinResult(ErrorCode.NONE, g.generation_id, g.protocol_name, g.leader, member_id, members)
+            instance_ids = tuple(m.group_instance_id for m in g.members.values())
+        return JoinResult(
+            ErrorCode.NONE, g.generation_id, g.protocol_name, g.leader, member_id, members, instance_ids
+        )
 
     def _compatible(self, g: Group, protocols: Sequence[tuple[str, bytes]], member_id: str) -> bool:
         others = [m for mid, m in g.members.items() if mid != member_id]
@@ -376,10 +436,17 @@ class GroupCoordinator:
         return bool(common & {p for p, _ in protocols})
 
     async def sync(
-        self, group_id: str, generation_id: int, member_id: str, assignments: Sequence[tuple[str, bytes]]
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        assignments: Sequence[tuple[str, bytes]],
+        group_instance_id: str | None = None,
     ) -> tuple[int, bytes]:
         """SyncGroup: the leader hands out assignments; everyone waits for theirs."""
         g = self.groups.get(group_id)
+        if g is not None and g.fenced(member_id, group_instance_id):
+            return ErrorCode.FENCED_INSTANCE_ID, b""
         if g is None or member_id not in g.members:
             return ErrorCode.UNKNOWN_MEMBER_ID, b""
         if generation_id != g.generation_id:
@@ -410,8 +477,12 @@ class GroupCoordinator:
             return ErrorCode.REBALANCE_IN_PROGRESS, b""
         return ErrorCode.NONE, m.assignment
 
-    def heartbeat(self, group_id: str, generation_id: int, member_id: str) -> int:
+    def heartbeat(
+        self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None = None
+    ) -> int:
         g = self.groups.get(group_id)
+        if g is not None and g.fenced(member_id, group_instance_id):
+            return ErrorCode.FENCED_INSTANCE_ID
         if g is None or member_id not in g.members:
             return ErrorCode.UNKNOWN_MEMBER_ID
         g.members[member_id].last_seen = trio.current_time()
@@ -427,16 +498,18 @@ class GroupCoordinator:
         if g is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if not member_id and group_instance_id is not None:
-            member_id = next(
-                (m.member_id for m in g.members.values() if m.group_instance_id == group_instance_id), ""
-            )
+            member_id = g.static_members.get(group_instance_id, "")
+        elif g.fenced(member_id, group_instance_id):
+            return ErrorCode.FENCED_INSTANCE_ID
         if member_id not in g.members:
             return ErrorCode.UNKNOWN_MEMBER_ID
         log.info("group %s: %s left", g.group_id, member_id)
         self._remove(g, member_id)
         return ErrorCode.NONE
 
-    def check_commit(self, group_id: str, generation_id: int, member_id: str) -> int:
+    def check_commit(
+        self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None = None
+    ) -> int:
         """Whether an OffsetCommit with this generation/member may commit (Kafka 3's rules).
 
         Generation -1 with an empty member id is a "simple" commit by a
@@ -448,6 +521,8 @@ class GroupCoordinator:
         g = self.groups.get(group_id)
         if g is None:
             return ErrorCode.NONE if generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
+        if g.fenced(member_id, group_instance_id):
+            return ErrorCode.FENCED_INSTANCE_ID
         if generation_id < 0 and not g.members:
             return ErrorCode.NONE
         if generation_id >= 0 or member_id:

@@ -6,6 +6,13 @@ schemas (``GroupMetadataManager``), so Kafka tooling could read the log:
     key   (version 1) => version int16, group string, topic string, partition int32
     value (version 1) => version int16, offset int64, metadata string,
                          commit_timestamp int64, expire_timestamp int64
+    value (version 3) => version int16, offset int64, leader_epoch int32,
+                         metadata string, commit_timestamp int64
+
+A commit is written as value version 3 (it carries the leader epoch the
+consumer saw, KIP-320), or version 1 when the client asked for a retention
+time (OffsetCommit v2-v4), the only schema with an expire timestamp, as
+Kafka chooses.  Versions 0 and 2 (Kafka's older writers) are read too.
 
 On start the whole topic is read back, last record per key winning.  A
 commit is acknowledged only after its record is in the log, so an
@@ -17,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from construct import Int16sb, Int32sb, Int64sb, PascalString, Struct
 
@@ -30,13 +38,24 @@ INT64_MAX = 2**63 - 1
 
 _STRING = PascalString(Int16sb, "utf-8")
 OFFSET_KEY = Struct("version" / Int16sb, "group" / _STRING, "topic" / _STRING, "partition" / Int32sb)
-OFFSET_VALUE = Struct(
+OFFSET_VALUE = Struct(  # version 1
     "version" / Int16sb,
     "offset" / Int64sb,
     "metadata" / _STRING,
     "commit_timestamp" / Int64sb,
     "expire_timestamp" / Int64sb,
 )
+_VALUE_V0_V2 = Struct(
+    "version" / Int16sb, "offset" / Int64sb, "metadata" / _STRING, "commit_timestamp" / Int64sb
+)
+OFFSET_VALUE_V3 = Struct(
+    "version" / Int16sb,
+    "offset" / Int64sb,
+    "leader_epoch" / Int32sb,
+    "metadata" / _STRING,
+    "commit_timestamp" / Int64sb,
+)
+_VALUES = {0: _VALUE_V0_V2, 1: OFFSET_VALUE, 2: _VALUE_V0_V2, 3: OFFSET_VALUE_V3}
 
 
 @dataclass(frozen=True)
@@ -44,6 +63,18 @@ class CommittedOffset:
     offset: int
     metadata: str
     commit_timestamp: int
+    leader_epoch: int = -1
+
+
+class CommitEntry(NamedTuple):
+    """One partition's offset to commit; a negative timestamp means "now"."""
+
+    topic: str
+    partition: int
+    offset: int
+    metadata: str = ""
+    commit_timestamp: int = -1
+    leader_epoch: int = -1
 
 
 class OffsetStore:
@@ -85,9 +116,13 @@ class OffsetStore:
         if value is None:  # tombstone: offset deleted
             self._offsets.pop((k.group, k.topic, k.partition), None)
             return
-        v = OFFSET_VALUE.parse(value)
+        version = int.from_bytes(value[:2], "big", signed=True)
+        schema = _VALUES.get(version)
+        if schema is None:
+            raise ValueError(f"offset value version {version} is not one hmb reads")
+        v = schema.parse(value)
         self._offsets[(k.group, k.topic, k.partition)] = CommittedOffset(
-            v.offset, v.metadata, v.commit_timestamp
+            v.offset, v.metadata, v.commit_timestamp, v.get("leader_epoch", -1)
         )
 
     def get(self, group: str, topic: str, partition: int) -> CommittedOffset | None:
@@ -101,33 +136,45 @@ class OffsetStore:
         """Groups with committed offsets: Kafka lists them even when nobody is a member."""
         return {g for g, _, _ in self._offsets}
 
-    async def commit(
-        self, group: str, entries: list[tuple[str, int, int, str, int]], *, retention_ms: int = -1
-    ) -> None:
-        """Store ``(topic, partition, offset, metadata, commit_timestamp)`` durably, then in memory.
+    async def commit(self, group: str, entries: list[CommitEntry], *, retention_ms: int = -1) -> None:
+        """Store ``entries`` durably, then in memory.
 
         ``retention_ms`` (OffsetCommit v2-v4) is recorded as the expire
-        timestamp, as Kafka's value schema v1 does; -1 means the broker's
-        retention (offsets are not expired here).
+        timestamp, in Kafka's value schema v1; -1 means the broker's
+        retention (offsets are not expired here) and the record is written
+        in schema v3, with the leader epoch.
         """
         now = int(time.time() * 1000)
         records = []
-        for topic, partition, offset, metadata, ts in entries:
-            ts = now if ts < 0 else ts
-            key = OFFSET_KEY.build({"version": 1, "group": group, "topic": topic, "partition": partition})
-            value = OFFSET_VALUE.build(
-                {
-                    "version": 1,
-                    "offset": offset,
-                    "metadata": metadata,
-                    "commit_timestamp": ts,
-                    # clamped: a client's retention near 2**63 must not overflow the int64 field
-                    "expire_timestamp": min(ts + retention_ms, INT64_MAX) if retention_ms >= 0 else -1,
-                }
-            )
+        stored: list[tuple[CommitEntry, CommittedOffset]] = []
+        for e in entries:
+            ts = now if e.commit_timestamp < 0 else e.commit_timestamp
+            key = OFFSET_KEY.build({"version": 1, "group": group, "topic": e.topic, "partition": e.partition})
+            if retention_ms >= 0:
+                value = OFFSET_VALUE.build(
+                    {
+                        "version": 1,
+                        "offset": e.offset,
+                        "metadata": e.metadata,
+                        "commit_timestamp": ts,
+                        # clamped: a client's retention near 2**63 must not overflow the int64 field
+                        "expire_timestamp": min(ts + retention_ms, INT64_MAX),
+                    }
+                )
+                epoch = -1
+            else:
+                epoch = e.leader_epoch
+                value = OFFSET_VALUE_V3.build(
+                    {
+                        "version": 3,
+                        "offset": e.offset,
+                        "leader_epoch": epoch,
+                        "metadata": e.metadata,
+                        "commit_timestamp": ts,
+                    }
+                )
             records.append((key, value, ts))
+            stored.append((e, CommittedOffset(e.offset, e.metadata, ts, epoch)))
         await self.plog.append(build_message_set(records, magic=1))
-        for topic, partition, offset, metadata, ts in entries:
-            self._offsets[(group, topic, partition)] = CommittedOffset(
-                offset, metadata, now if ts < 0 else ts
-            )
+        for e, committed in stored:
+            self._offsets[(group, e.topic, e.partition)] = committed

@@ -1,7 +1,7 @@
 """DescribeGroups v0-v4 in process: state, protocol and members, as kafka-consumer-groups shows them.
 
 v1 adds throttle_time_ms, v3 authorized operations (INT32_MIN: no ACLs
-here), v4 the members' group instance id (null: members are dynamic).
+here), v4 the members' group instance id (null for dynamic members).
 Kafka's summary rules: metadata and assignments only for a Stable group; an
 unknown group is NONE and "Dead"; a group known only from committed offsets
 is "Empty".

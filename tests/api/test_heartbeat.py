@@ -1,8 +1,9 @@
 """Heartbeat v0-v3 in process: a member is alive, or is told what to do.
 
-v1 adds throttle_time_ms, v3 the group instance id (ignored: members are
-dynamic).  The answers a consumer acts on: NONE, REBALANCE_IN_PROGRESS
-(rejoin), ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID (rejoin from scratch).
+v1 adds throttle_time_ms, v3 the group instance id (a replaced static
+member is fenced: tests/api/test_static_membership.py).  The answers a
+consumer acts on: NONE, REBALANCE_IN_PROGRESS (rejoin), ILLEGAL_GENERATION
+and UNKNOWN_MEMBER_ID (rejoin from scratch).
 """
 
 from __future__ import annotations

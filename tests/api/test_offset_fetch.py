@@ -1,7 +1,7 @@
 """OffsetFetch v0-v5 in process: a group's committed positions (-1 and no error when none).
 
 v2 adds the top-level error code and "null topics = everything the group
-committed"; v3 throttle_time_ms; v5 the committed leader epoch (-1 here).
+committed"; v3 throttle_time_ms; v5 the committed leader epoch.
 What can fail: offsets lost across a restart, the "all" form missing
 partitions, metadata mangled.
 """
@@ -40,7 +40,7 @@ async def test_offset_fetch_versions(group_broker: InProcessBroker, group: str) 
         p = await fetch_offset(b, group, topic, version)
         assert (p.committed_offset, p.metadata, p.error_code) == (43, "md", ErrorCode.NONE)
         if version >= 5:
-            assert p.committed_leader_epoch == -1  # no leader epochs here
+            assert p.committed_leader_epoch == -1  # a commit with a retention time: schema v1, no epoch
     unknown = await fetch_offset(b, group + "-never", topic)
     assert (unknown.committed_offset, unknown.metadata, unknown.error_code) == (-1, "", ErrorCode.NONE)
     missing = await fetch_offset(b, group, topic + "-missing")
