@@ -8,8 +8,11 @@ never both (INVALID_REQUEST):
 
 * counts: ``num_partitions`` > 0 (INVALID_PARTITIONS otherwise) and a
   replication factor of 1, the only one a single broker can keep
-  (INVALID_REPLICATION_FACTOR otherwise); from v4, -1 asks for the broker's
-  defaults (``num.partitions``, replication factor 1);
+  (INVALID_REPLICATION_FACTOR otherwise); -1 asks for the broker's
+  defaults (``num.partitions``, replication factor 1) in every version, as
+  Kafka 4.x's controller takes it (KIP-464 made clients send it from v4, but
+  KafkaJS sends a replication factor of -1 with v3 and Kafka creates the
+  topic);
 * an assignment: partitions numbered 0..n-1, each on exactly this broker
   (INVALID_REPLICA_ASSIGNMENT otherwise).
 
@@ -59,7 +62,6 @@ class _RefusedError(Exception):
 def _partition_count(ctx: RequestContext, topic: Any) -> int:
     """How many partitions ``topic`` asks for, or :class:`_RefusedError`."""
     node = ctx.config.node_id
-    version = ctx.request.version
     if topic.assignments:
         if topic.num_partitions != DEFAULT or topic.replication_factor != DEFAULT:
             raise _RefusedError(
@@ -80,12 +82,12 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
                 )
         return len(indexes)
     count = topic.num_partitions
-    if count == DEFAULT and version >= 4:
+    if count == DEFAULT:
         count = ctx.config.num_partitions
     if count <= 0:
         raise _RefusedError(ErrorCode.INVALID_PARTITIONS, "number of partitions must be larger than 0")
     factor = topic.replication_factor
-    if factor == DEFAULT and version >= 4:
+    if factor == DEFAULT:
         factor = 1
     if factor <= 0:
         raise _RefusedError(ErrorCode.INVALID_REPLICATION_FACTOR, "replication factor must be larger than 0")

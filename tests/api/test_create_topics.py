@@ -59,12 +59,11 @@ async def test_create_topics_per_version(broker: InProcessBroker, version: int) 
     ]
     for refused in ("zero", "rf3", "rf0"):
         assert await partitions_of(broker, f"ct{version}-{refused}") is None
-    # -1/-1 means "the broker's defaults" from v4; before, it is simply invalid
+    # -1 means "the broker's default" in every version (Kafka 4.x; KafkaJS sends it with v3)
     default = (await create(broker, version, spec(f"ct{version}-default", -1, -1)))[f"ct{version}-default"]
-    if version >= 4:
-        assert default.error_code == 0 and await partitions_of(broker, f"ct{version}-default") == 2
-    else:
-        assert default.error_code == ErrorCode.INVALID_PARTITIONS
+    assert default.error_code == 0 and await partitions_of(broker, f"ct{version}-default") == 2
+    factor_only = (await create(broker, version, spec(f"ct{version}-rf-1", 3, -1)))[f"ct{version}-rf-1"]
+    assert factor_only.error_code == 0 and await partitions_of(broker, f"ct{version}-rf-1") == 3
 
 
 async def test_create_topics_validate_only_duplicates_and_assignments(broker: InProcessBroker) -> None:
