@@ -25,9 +25,13 @@ bound one ``num_partitions = 2**31 - 1`` would have the broker make
 directories until its disk or file descriptors ran out, the event loop
 blocked all along (creating a partition costs ~1 ms).
 
-``validate_only`` (v1+) runs every check and creates nothing.  Per-topic
-configs are accepted and ignored (logged): every topic uses the broker's
-log settings.  Creation is synchronous, so ``timeout_ms`` never expires.
+Per-topic configs (``retention.ms``, ``segment.bytes``, ...) are checked
+against the settings table: an unknown name, a bad value or a null value is
+INVALID_CONFIG with a message, and the topic is not created.  Accepted
+configs are stored with the topic and override the broker's defaults for it
+(:mod:`hmb.log.topic_configs`).  ``validate_only`` (v1+) runs every check
+and creates nothing.  Creation is synchronous, so ``timeout_ms`` never
+expires.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any
 
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.config import ConfigError
 from hmb.log.manager import (
     InvalidTopicError,
     TopicBeingCreatedError,
@@ -117,18 +122,31 @@ def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
     if topic.name in logs.deleting:  # as Kafka answered while a deletion was under way
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} is marked for deletion")
     count = _partition_count(ctx, topic)
-    if topic.configs:
-        log.warning(
-            "topic %s: ignoring per-topic configs %s (the broker's log settings apply)",
-            topic.name,
-            ", ".join(c.name for c in topic.configs),
-        )
+    overrides_of(ctx, topic)
     return count
+
+
+def overrides_of(ctx: RequestContext, topic: Any) -> dict[str, str]:
+    """The topic's configs as ``{name: value}``, checked; :class:`_RefusedError` (INVALID_CONFIG) if bad."""
+    overrides: dict[str, str] = {}
+    for c in topic.configs or ():
+        if c.value is None:
+            raise _RefusedError(
+                ErrorCode.INVALID_CONFIG, f"Null value not supported for topic configs: {c.name}"
+            )
+        if c.name in overrides:
+            raise _RefusedError(ErrorCode.INVALID_CONFIG, f"topic config {c.name} is given twice")
+        overrides[c.name] = c.value
+    try:
+        ctx.logs.config.with_overrides(overrides)
+    except ConfigError as exc:
+        raise _RefusedError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+    return overrides
 
 
 async def _create_one(ctx: RequestContext, topic: Any, count: int) -> tuple[int, str | None]:
     try:
-        await ctx.logs.create_topic_async(topic.name, count)
+        await ctx.logs.create_topic_async(topic.name, count, overrides_of(ctx, topic))
     except (TopicBeingCreatedError, TopicBeingDeletedError) as exc:  # another request got there first
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, str(exc)) from None
     except OSError as exc:

@@ -24,7 +24,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from pathlib import Path
 
 import trio
@@ -32,6 +32,7 @@ import trio
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.meta import ProducerIdManager, load_cluster_id
 from hmb.log.partition import PartitionLog
+from hmb.log.topic_configs import TopicConfigStore
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,9 @@ class LogManager:
 
     def __init__(self, log_dirs: list[Path], config: LogConfig) -> None:
         self.log_dirs = [Path(d) for d in log_dirs]
-        self.config = config
+        self.config = config  # the broker's defaults, every topic's starting point
+        self.topic_configs = TopicConfigStore(self.log_dirs[0])
+        self._settings_changed = trio.Event()  # wakes the flusher when a topic's settings change
         self.topics: dict[str, list[PartitionLog]] = {}
         # Names whose deletion is under way.  Their directories are renamed only once each
         # partition is closed (after an await), so the name must not come back meanwhile:
@@ -121,6 +124,7 @@ class LogManager:
                     continue
                 found.setdefault(topic, {})[int(part)] = sub
         started = time.monotonic()
+        self.topic_configs.load(found)
         for topic, parts in sorted(found.items()):
             if sorted(parts) != list(range(len(parts))):
                 log.warning("topic %s has partitions %s: gaps are created empty", topic, sorted(parts))
@@ -129,7 +133,7 @@ class LogManager:
             for p in range(count):
                 directory = parts.get(p) or self._pick_dir() / f"{topic}-{p}"
                 clean = directory.parent in clean_dirs
-                logs.append(PartitionLog.open(directory, topic, p, self.config, clean=clean))
+                logs.append(PartitionLog.open(directory, topic, p, self.config_of(topic), clean=clean))
             self.topics[topic] = logs
         self._cluster_id = load_cluster_id(self.log_dirs)
         floor = max((plog.max_producer_id() for plog in self.all_logs()), default=-1) + 1
@@ -160,21 +164,46 @@ class LogManager:
             return None
         return logs[partition]
 
-    def create_topic(self, topic: str, partitions: int) -> list[PartitionLog]:
+    # ---------------------------------------------------------------- per-topic settings
+
+    def config_of(self, topic: str) -> LogConfig:
+        """``topic``'s settings: the broker's defaults with the topic's overrides applied."""
+        overrides = self.topic_configs.overrides(topic)
+        return self.config.with_overrides(overrides) if overrides else self.config
+
+    def set_topic_overrides(self, topic: str, overrides: Mapping[str, str]) -> LogConfig:
+        """Replace ``topic``'s overrides, durably, and apply them to its partitions now.
+
+        Raises ConfigError (nothing changed) for an unknown setting or a bad value.
+        """
+        config = self.config.with_overrides(overrides)
+        self.topic_configs.set(topic, overrides)
+        for plog in self.topics.get(topic, ()):
+            plog.config = config
+        self._settings_changed.set()
+        return config
+
+    def create_topic(
+        self, topic: str, partitions: int, overrides: Mapping[str, str] | None = None
+    ) -> list[PartitionLog]:
         """Create ``topic`` with ``partitions`` empty partitions (idempotent)."""
-        steps = self._create_steps(topic, partitions)
+        steps = self._create_steps(topic, partitions, overrides)
         for _ in steps:
             pass
         return self.topics[topic]
 
     async def create_topic_async(
-        self, topic: str, partitions: int, yield_every: int = 16
+        self,
+        topic: str,
+        partitions: int,
+        overrides: Mapping[str, str] | None = None,
+        yield_every: int = 16,
     ) -> list[PartitionLog]:
         """:meth:`create_topic` for a request handler: lets the other connections run
         every ``yield_every`` partitions.  A CreateTopics request may ask for 9,999
         partitions, ~0.4-1 ms of file creation each; in one piece that stalled every
         client of the broker for up to 11 s."""
-        steps = self._create_steps(topic, partitions)
+        steps = self._create_steps(topic, partitions, overrides)
         try:
             for done in steps:
                 if done % yield_every == 0:
@@ -183,8 +212,14 @@ class LogManager:
             steps.close()  # cancelled half-way: the generator removes what it created
         return self.topics[topic]
 
-    def _create_steps(self, topic: str, partitions: int) -> Generator[int, None, None]:
-        """Create the partitions one by one, yielding the count so far; all or nothing."""
+    def _create_steps(
+        self, topic: str, partitions: int, overrides: Mapping[str, str] | None = None
+    ) -> Generator[int, None, None]:
+        """Create the partitions one by one, yielding the count so far; all or nothing.
+
+        ``overrides`` are checked first (ConfigError: nothing is created) and stored
+        before the first partition, so the topic never exists without them.
+        """
         validate_topic_name(topic)
         if topic in self.topics:
             return
@@ -194,20 +229,26 @@ class LogManager:
             raise TopicBeingCreatedError(f"topic {topic!r} is being created")
         if partitions < 1:
             raise ValueError("a topic needs at least one partition")
+        config = self.config.with_overrides(overrides) if overrides else self.config
         logs: list[PartitionLog] = []
         self.creating.add(topic)
         try:
+            if overrides:
+                self.topic_configs.set(topic, overrides)
             for p in range(partitions):
                 logs.append(
-                    PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, self.config, clean=True)
+                    PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, config, clean=True)
                 )
                 yield p + 1
             self.topics[topic] = logs
+            if overrides:
+                self._settings_changed.set()
         except BaseException:
             # all or nothing: half a topic on disk would come back as a topic at the next start
             for plog in logs:
                 plog.close()
                 shutil.rmtree(plog.directory, ignore_errors=True)
+            self.topic_configs.remove(topic)
             raise
         finally:
             self.creating.discard(topic)
@@ -235,6 +276,7 @@ class LogManager:
                 doomed.append(target)
         finally:
             self.deleting.discard(topic)
+        self.topic_configs.remove(topic)
         await trio.to_thread.run_sync(_remove_all, doomed)
         log.info("deleted topic %s (%d partition(s))", topic, len(logs))
 
@@ -252,14 +294,21 @@ class LogManager:
                 await plog.apply_retention()
 
     async def run_flusher(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
-        """fsync on log.flush.interval.ms even when no append triggers it."""
+        """fsync on each topic's flush.ms even when no append triggers it.
+
+        Ticks at the shortest ``flush.ms`` of any topic; with none set it sleeps
+        until a topic's settings change.
+        """
         task_status.started()
-        if self.config.flush_interval_ms >= NEVER:
-            return
         while True:
-            await trio.sleep(self.config.flush_interval_ms / 1000)
-            for plog in self.all_logs():
-                await plog.flush()
+            timed = [plog for plog in self.all_logs() if plog.config.flush_interval_ms < NEVER]
+            if not timed:
+                self._settings_changed = trio.Event()
+                await self._settings_changed.wait()
+                continue
+            await trio.sleep(min(plog.config.flush_interval_ms for plog in timed) / 1000)
+            for plog in timed:
+                await plog.flush(only_if_due=True)
 
     def close(self) -> None:
         """Flush and close everything, then mark the shutdown clean."""

@@ -40,7 +40,7 @@ class InconsistentClusterIdError(RuntimeError):
     """Log dirs with different cluster ids: they were written by different clusters."""
 
 
-def _write_durably(path: Path, text: str) -> None:
+def write_durably(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that a crash leaves the old or the new file, fsync'd."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as f:
@@ -48,7 +48,12 @@ def _write_durably(path: Path, text: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+    sync_directory(path.parent)
+
+
+def sync_directory(directory: Path) -> None:
+    """fsync ``directory``, so that a rename or unlink in it survives a crash."""
+    dir_fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
@@ -87,7 +92,7 @@ def load_cluster_id(log_dirs: list[Path]) -> str:
     cluster_id = ids.pop() if ids else new_cluster_id()
     for d in log_dirs:
         if d not in found:
-            _write_durably(d / META_FILE, f"#hmb meta.properties\nversion=0\ncluster.id={cluster_id}\n")
+            write_durably(d / META_FILE, f"#hmb meta.properties\nversion=0\ncluster.id={cluster_id}\n")
             log.info("cluster id %s written to %s", cluster_id, d / META_FILE)
     return cluster_id
 
@@ -114,7 +119,7 @@ class ProducerIdManager:
     def _persist(self, start: int, end: int) -> None:
         text = json.dumps({"version": 1, "block_start": start, "block_end": end}) + "\n"
         for d in self.log_dirs:
-            _write_durably(d / PRODUCER_ID_FILE, text)
+            write_durably(d / PRODUCER_ID_FILE, text)
 
     async def allocate(self) -> int:
         """A producer id no one has had, durable before it is returned."""

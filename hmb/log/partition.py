@@ -298,9 +298,15 @@ class PartitionLog:
         log.info("rolled %s-%d: new segment %s", self.topic, self.partition, seg.log_path.name)
         return seg
 
-    async def flush(self) -> None:
-        """fsync the active segment (log.flush.interval.ms scheduler)."""
+    async def flush(self, *, only_if_due: bool = False) -> None:
+        """fsync the active segment (the flush.ms scheduler).
+
+        ``only_if_due``: only when this topic's ``flush.ms`` has passed since the
+        last fsync (the scheduler ticks at the shortest interval of any topic).
+        """
         async with self._state.modify() as state:
+            if only_if_due and (time.monotonic() - state.last_flush) * 1000 < self.config.flush_interval_ms:
+                return
             if state.unflushed_messages and not self.deleted:
                 await trio.to_thread.run_sync(self.active.flush)
                 state.unflushed_messages = 0
