@@ -27,6 +27,7 @@ from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
 from hmb.groups.offsets import OffsetStore
 from hmb.log.manager import LogManager
 from hmb.net.server import serve
+from hmb.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,8 @@ class Broker:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
         )
-        self.services = Services(config, self.logs, self.groups, self.advertised)
+        self.settings = Settings(config, self.logs)
+        self.services = Services(config, self.logs, self.groups, self.advertised, self.settings)
         self.dispatcher = Dispatcher(self.services)
         self.bound: tuple[str, int] | None = None
 
@@ -60,6 +62,7 @@ class Broker:
     def open(self) -> None:
         """Load every partition and the committed offsets."""
         self.logs.load()
+        self.settings.load()  # dynamic broker settings change the log's defaults
         plog = self.logs.get(OFFSETS_TOPIC, 0) or self.logs.create_topic(OFFSETS_TOPIC, 1)[0]
         offsets = OffsetStore(plog)
         loaded = offsets.load()

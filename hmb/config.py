@@ -69,6 +69,9 @@ class BrokerConfig:
     group_max_session_timeout_ms: int = default_of("group.max.session.timeout.ms")
     group_initial_rebalance_delay_ms: int = default_of("group.initial.rebalance.delay.ms")
     log: TopicConfig = field(default_factory=TopicConfig)  # every topic's defaults
+    #: the settings server.properties and --override gave, as text (DescribeConfigs'
+    #: STATIC_BROKER_CONFIG layer)
+    given: tuple[tuple[str, str], ...] = ()
 
     @property
     def advertised_listener(self) -> Listener:
@@ -103,7 +106,10 @@ def from_properties(props: dict[str, str], base: BrokerConfig | None = None) -> 
     broker = resolve(props, BROKER_PROPERTIES)
     topic = resolve(props, TOPIC_PROPERTIES)
     _warn_not_acted_on({**broker, **topic})
-    new = replace(cfg, **_by_attr(broker), log=replace(cfg.log, **_by_attr(topic)))
+    given = {**dict(cfg.given), **{k: v for k, v in props.items() if k in KNOWN_KEYS}}
+    new = replace(
+        cfg, **_by_attr(broker), log=replace(cfg.log, **_by_attr(topic)), given=tuple(sorted(given.items()))
+    )
     check_relations(new)
     return new
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from hmb.groups.offsets import OffsetStore
     from hmb.log.manager import LogManager
     from hmb.log.region import FileRegion
+    from hmb.settings import Settings
 
 
 class CloseConnection(Exception):  # noqa: N818 - an instruction to the network layer, not a failure
@@ -39,7 +40,8 @@ class CloseConnection(Exception):  # noqa: N818 - an instruction to the network 
 
 @dataclass
 class Services:
-    """The broker's parts a handler may use, one object per broker.
+    """The broker's parts a handler may use, one object per broker (``settings``: the
+    configuration as DescribeConfigs/AlterConfigs see it).
 
     ``offsets`` exists once the log is loaded (the committed offsets live
     in a partition of it); ``advertised`` answers the address clients are
@@ -50,6 +52,7 @@ class Services:
     logs: LogManager
     groups: GroupCoordinator
     advertised: Callable[[], Listener]
+    settings: Settings
     _offsets: OffsetStore | None = None
 
     @property
@@ -97,6 +100,10 @@ class RequestContext:
     @property
     def offsets(self) -> OffsetStore:
         return self.services.offsets
+
+    @property
+    def settings(self) -> Settings:
+        return self.services.settings
 
     @property
     def peer(self) -> str:

@@ -29,7 +29,7 @@ Per-topic configs (``retention.ms``, ``segment.bytes``, ...) are checked
 against the settings table: an unknown name, a bad value or a null value is
 INVALID_CONFIG with a message, and the topic is not created.  Accepted
 configs are stored with the topic and override the broker's defaults for it
-(:mod:`hmb.log.topic_configs`).  ``validate_only`` (v1+) runs every check
+(:mod:`hmb.log.settings_store`).  ``validate_only`` (v1+) runs every check
 and creates nothing.  Creation is synchronous, so ``timeout_ms`` never
 expires.
 """

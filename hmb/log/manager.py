@@ -32,7 +32,7 @@ import trio
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.meta import ProducerIdManager, load_cluster_id
 from hmb.log.partition import PartitionLog
-from hmb.log.topic_configs import TopicConfigStore
+from hmb.log.settings_store import SettingsStore
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +66,16 @@ def _remove_all(directories: list[Path]) -> None:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+TOPIC_CONFIGS = "topic-configs"  # the directory of the topics' overrides, in the first log dir
+
+
 class LogManager:
     """Owns every :class:`PartitionLog` of the broker."""
 
     def __init__(self, log_dirs: list[Path], config: LogConfig) -> None:
         self.log_dirs = [Path(d) for d in log_dirs]
         self.config = config  # the broker's defaults, every topic's starting point
-        self.topic_configs = TopicConfigStore(self.log_dirs[0])
+        self.topic_configs = SettingsStore(self.log_dirs[0] / TOPIC_CONFIGS)
         self._settings_changed = trio.Event()  # wakes the flusher when a topic's settings change
         self.topics: dict[str, list[PartitionLog]] = {}
         # Names whose deletion is under way.  Their directories are renamed only once each
@@ -170,6 +173,16 @@ class LogManager:
         """``topic``'s settings: the broker's defaults with the topic's overrides applied."""
         overrides = self.topic_configs.overrides(topic)
         return self.config.with_overrides(overrides) if overrides else self.config
+
+    def set_defaults(self, config: LogConfig) -> None:
+        """New broker-wide defaults (dynamic broker settings): every topic without its own
+        value for a setting follows at once."""
+        self.config = config
+        for topic, logs in self.topics.items():
+            topic_config = self.config_of(topic)
+            for plog in logs:
+                plog.config = topic_config
+        self._settings_changed.set()
 
     def set_topic_overrides(self, topic: str, overrides: Mapping[str, str]) -> LogConfig:
         """Replace ``topic``'s overrides, durably, and apply them to its partitions now.

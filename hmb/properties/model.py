@@ -221,5 +221,5 @@ def resolve_topic(overrides: Mapping[str, str], properties: Iterable[Property]) 
     by_topic_name = {p.topic: p for p in properties if p.topic is not None}
     unknown = sorted(set(overrides) - set(by_topic_name))
     if unknown:
-        raise ConfigError(f"unknown topic settings: {', '.join(unknown)}")
+        raise ConfigError(f"Unknown topic config name: {', '.join(unknown)}")
     return {by_topic_name[key]: by_topic_name[key].parse(key, text) for key, text in overrides.items()}

@@ -1,10 +1,12 @@
-"""Per-topic settings (``retention.ms``, ``segment.bytes``, ...) that override the broker's.
+"""Settings changed at run time, kept on disk: a topic's overrides, the broker's dynamic values.
 
-A topic's overrides are the ``name=value`` pairs given when it was created
-(or altered later), kept as text exactly as the client gave them, one
-properties file per topic:
+Each resource's settings are the ``name=value`` pairs a client gave, kept as
+text exactly as given, one properties file per resource in a directory of
+the first log dir:
 
-    <first log dir>/topic-configs/<topic>.properties
+    topic-configs/<topic>.properties      a topic's overrides (``retention.ms``, ...)
+    broker-configs/<broker id>.properties this broker's dynamic settings
+    broker-configs/cluster-default.properties  every broker's dynamic defaults
 
 Rules:
 
@@ -18,10 +20,10 @@ Rules:
   settings, never half a file.
 * A topic's file is written before its partitions are created and removed
   after they are, so a crash in between leaves settings without a topic,
-  never a topic without its settings; :meth:`TopicConfigStore.load` drops
-  the former.
-* The directory name holds no partition number, so the log's scan for
-  ``<topic>-<partition>`` directories passes it by.
+  never a topic without its settings; :meth:`SettingsStore.load` drops the
+  former when told which resources exist.
+* The directory names hold no partition number, so the log's scan for
+  ``<topic>-<partition>`` directories passes them by.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from hmb.log.meta import sync_directory, write_durably
 
 log = logging.getLogger(__name__)
 
-DIRECTORY = "topic-configs"
 SUFFIX = ".properties"
 
 
@@ -69,46 +70,46 @@ def _split(line: str) -> tuple[str, str]:
     raise ValueError(f"no '=' in {line!r}")
 
 
-class TopicConfigStore:
-    """The stored overrides of every topic, in memory and on disk."""
+class SettingsStore:
+    """The stored settings of every resource of one kind, in memory and on disk."""
 
-    def __init__(self, log_dir: Path) -> None:
-        self.directory = Path(log_dir) / DIRECTORY
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
         self._overrides: dict[str, dict[str, str]] = {}
 
-    def load(self, topics: Iterable[str]) -> None:
-        """Read every topic's file; files of topics that do not exist are removed."""
-        existing = set(topics)
+    def load(self, existing: Iterable[str] | None = None) -> None:
+        """Read every resource's file; with ``existing``, files of other resources are removed."""
+        keep = None if existing is None else set(existing)
         self._overrides.clear()
         if not self.directory.is_dir():
             return
         for path in sorted(self.directory.glob(f"*{SUFFIX}")):
             topic = path.name[: -len(SUFFIX)]
-            if topic not in existing:
-                log.info("removing the settings of %s, a topic that does not exist", topic)
+            if keep is not None and topic not in keep:
+                log.info("removing the settings of %s, which no longer exists", topic)
                 path.unlink(missing_ok=True)
                 continue
             try:
                 lines = path.read_text().splitlines()
                 pairs = dict(_split(line) for line in lines if line and not line.startswith("#"))
             except (OSError, ValueError, UnicodeDecodeError) as exc:
-                log.error("cannot read the settings of topic %s from %s: %s", topic, path, exc)
+                log.error("cannot read the settings of %s from %s: %s", topic, path, exc)
                 continue
             self._overrides[topic] = pairs
 
     def overrides(self, topic: str) -> dict[str, str]:
-        """The settings ``topic`` overrides (a copy; empty when none)."""
+        """The settings stored for ``topic`` (a copy; empty when none)."""
         return dict(self._overrides.get(topic, {}))
 
     def set(self, topic: str, overrides: Mapping[str, str]) -> None:
-        """Replace ``topic``'s overrides, durably (an empty mapping removes the file)."""
+        """Replace ``topic``'s settings, durably (an empty mapping removes the file)."""
         pairs = dict(overrides)
         path = self.directory / f"{topic}{SUFFIX}"
         if not pairs:
             self.remove(topic)
             return
         self.directory.mkdir(parents=True, exist_ok=True)
-        text = f"# settings of topic {topic}\n" + "".join(
+        text = f"# settings of {topic}\n" + "".join(
             f"{_escape(k)}={_escape(v)}\n" for k, v in sorted(pairs.items())
         )
         write_durably(path, text)
