@@ -52,10 +52,15 @@ def peer(client: WireClient | socket.socket) -> str:
     return f"{host}:{port}"
 
 
-def closing_reason(broker: BrokerProcess, client: WireClient | socket.socket) -> str:
-    """The reason the broker logged (WARNING) for closing this connection."""
+def closing_reason(broker: BrokerProcess, client: WireClient | socket.socket, since: int) -> str:
+    """The reason the broker logged (WARNING) for closing this connection.
+
+    ``since``: ``len(broker.lines)`` before the client connected.  The kernel may give a
+    new connection the port of one closed earlier, so older lines naming the same
+    address must not count.
+    """
     rx = rf" WARNING hmb\.net\.connection: closing connection from {re.escape(peer(client))}: (.*)$"
-    return broker.wait_for_log(rx).group(1)
+    return broker.wait_for_log(rx, since=since).group(1)
 
 
 def expect_closed(client: WireClient) -> None:

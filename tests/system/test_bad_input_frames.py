@@ -52,10 +52,11 @@ UNSUPPORTED = [(9999, 0), (50, 0), (-1, 0), (METADATA, 99), (PRODUCE, 9), (FETCH
 def test_unsupported_api_key_or_version_closes(
     shared: BrokerProcess, healthy: Healthy, api_key: int, version: int
 ) -> None:
+    since = len(shared.lines)
     with WireClient(shared.bootstrap) as bad:
         bad.send_raw(raw_frame(api_key, version, 7, struct.pack(">i", 0)))
         expect_closed(bad)
-        reason = closing_reason(shared, bad)
+        reason = closing_reason(shared, bad, since)
     assert reason.startswith(f"unsupported request {ApiKey.name_of(api_key)} v{version}"), reason
     healthy.check()
 
@@ -81,8 +82,10 @@ def test_requests_behind_a_bad_one_are_not_served(shared: BrokerProcess, healthy
 
 def test_close_reason_logged_when_more_requests_follow(shared: BrokerProcess) -> None:
     # 40 attempts: with the race as it is, all 40 reasons logged has odds below 1e-4
+    since = len(shared.lines)
     for name in _bad_then_good(shared, 40):
-        shared.wait_for_log(rf"closing connection from {re.escape(name)}: unsupported request", timeout=2)
+        pattern = rf"closing connection from {re.escape(name)}: unsupported request"
+        shared.wait_for_log(pattern, timeout=2, since=since)
 
 
 # ==================================================================== 7. truncated frame
@@ -198,10 +201,11 @@ BAD_FRAMES: dict[str, tuple[bytes, str]] = {
 @pytest.mark.parametrize("case", list(BAD_FRAMES))
 def test_bad_frame_closes_with_reason(shared: BrokerProcess, healthy: Healthy, case: str) -> None:
     data, expected = BAD_FRAMES[case]
+    since = len(shared.lines)
     with WireClient(shared.bootstrap) as bad:
         bad.send_raw(data)
         expect_closed(bad)
-        reason = closing_reason(shared, bad)
+        reason = closing_reason(shared, bad, since)
     assert re.match(expected, reason), reason
     healthy.check()
 
@@ -215,11 +219,14 @@ def test_disconnect_mid_request(shared: BrokerProcess, healthy: Healthy) -> None
         create_topic(c, topic)
         produce_ok(c, topic, [b"kept"])
     frame = kproto.encode_request(PRODUCE, 0, 1, produce_body(topic, 0, build_message_set([(None, b"lost")])))
+    since = len(shared.lines)
     with WireClient(shared.bootstrap) as bad:
         name = peer(bad)
         bad.send_raw(frame[: len(frame) // 2])
     half = len(frame) // 2
-    shared.wait_for_log(rf"{re.escape(name)} disconnected in the middle of a request \({half} bytes\)")
+    shared.wait_for_log(
+        rf"{re.escape(name)} disconnected in the middle of a request \({half} bytes\)", since=since
+    )
     with WireClient(shared.bootstrap) as c:
         assert fetch_all(c, topic) == [(0, b"kept")], "half a request must not be appended"
     healthy.check()

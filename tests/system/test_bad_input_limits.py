@@ -70,6 +70,7 @@ def test_message_larger_than_message_max_bytes(small_messages: BrokerProcess) ->
 
 def test_oversized_frame_prefix_closes_at_once(small_requests: BrokerProcess) -> None:
     b = small_requests
+    since = len(b.lines)
     with Healthy(b, "ok") as h, WireClient(b.bootstrap) as bad:
         started = time.monotonic()
         # Only the prefix: a broker that waited for (or buffered) the announced megabyte would
@@ -77,7 +78,7 @@ def test_oversized_frame_prefix_closes_at_once(small_requests: BrokerProcess) ->
         bad.send_raw(struct.pack(">i", 1_000_000))
         expect_closed(bad)
         assert time.monotonic() - started < 5
-        assert closing_reason(b, bad) == "frame of 1000000 bytes exceeds the limit of 2048 bytes"
+        assert closing_reason(b, bad, since) == "frame of 1000000 bytes exceeds the limit of 2048 bytes"
         h.check()
 
 
@@ -90,13 +91,14 @@ def test_request_size_limit_boundary(small_requests: BrokerProcess) -> None:
         assert len(frame) == payload + 4
         return frame
 
+    since = len(b.lines)
     with Healthy(b, "ok2") as h, WireClient(b.bootstrap) as at_limit, WireClient(b.bootstrap) as over:
         at_limit.send_raw(metadata_frame(2048))
         frame = at_limit.read_frame()
         assert frame is not None and kproto.decode_response(METADATA, 0, frame).correlation_id == 1
         over.send_raw(metadata_frame(2049))
         expect_closed(over)
-        assert closing_reason(b, over) == "frame of 2049 bytes exceeds the limit of 2048 bytes"
+        assert closing_reason(b, over, since) == "frame of 2049 bytes exceeds the limit of 2048 bytes"
         h.check()
 
 
