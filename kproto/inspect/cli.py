@@ -73,7 +73,11 @@ def _read_source(source: str, stdin: BinaryIO) -> bytes:
     if source == "-":
         return stdin.read()
     path = Path(source)
-    if path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError:  # hex longer than a file name may be
+        is_file = False
+    if is_file:
         return path.read_bytes()
     if not looks_like_hex(source.encode()):
         raise ValueError(f"{source!r} is neither a file nor hex text")
