@@ -35,8 +35,8 @@ Decode Apache Kafka wire-protocol frames to JSON lines, with kproto's grammars
 
 EPILOG = """\
 examples:
-  python -m kproto frame 00000016000300080000000700026d6500000001000672657175
-  kcat-or-app-log | python -m kproto frame -            # hex or raw bytes on stdin
+  python -m kproto frame 0000001b000300080000000700026d650000000100066576656e7473010000
+  python -m kproto frame - < frames.bin                  # hex or raw bytes on stdin
   python -m kproto frame --response Metadata:8 reply.bin
   tcpdump -i lo -w kafka.pcap 'tcp port 9092'           # then:
   python -m kproto pcap kafka.pcap --records | jq 'select(.api == "Produce")'
@@ -124,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
         help="decode frames given as hex or raw bytes",
         description="Decode request frames (or, with --response, response frames) given as hex text or raw "
         "bytes. Several frames may follow each other; each carries its 4-byte size prefix as on the wire.",
-        epilog="examples:\n  python -m kproto frame 0000000e00120000000000010002686d\n"
+        epilog="examples:\n  python -m kproto frame 0000000d00120000000000010003686d62\n"
         "  python -m kproto frame --response ApiVersions:0 - < reply.hex",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

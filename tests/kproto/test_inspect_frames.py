@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -247,3 +248,24 @@ def test_python_dash_m_kproto_help_and_a_frame() -> None:
         check=True,
     )
     assert json.loads(done.stdout)["correlation_id"] == 5
+
+
+def test_the_examples_in_the_readme_and_the_help_are_true() -> None:
+    """The README's `python -m kproto frame HEX` prints its first JSON line; the help's hex frames decode."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Inspecting traffic") :]
+    command = re.search(r"python -m kproto frame ([0-9a-f]+)", section)
+    shown = re.search(r"```json\n(.*?)\n", section)
+    assert command is not None and shown is not None
+    status, events = run(command.group(1))
+    assert status == 0 and events == [json.loads(shown.group(1))]
+    for parser_args in (["--help"], ["frame", "--help"]):
+        help_text = subprocess.run(
+            [sys.executable, "-m", "kproto", *parser_args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for hex_frame in re.findall(r"python -m kproto frame ([0-9a-f]{16,})", help_text):
+            assert run(hex_frame)[0] == 0, hex_frame
