@@ -69,6 +69,7 @@ class FrameSplitter:
     """Size-prefixed frames out of one direction's bytes, resynchronising after unknown starts."""
 
     candidate: Candidate
+    hopeless: Callable[[], bool] = lambda: False  # no frame can be found now: skip without looking
     synced: bool = True
     max_size: int = DEFAULT_MAX_FRAME_SIZE
     _buf: bytearray = field(default_factory=bytearray)
@@ -157,6 +158,9 @@ class FrameSplitter:
         Skipped bytes are counted until the frame is found (or the capture
         ends) and then reported once.
         """
+        if self.hopeless():
+            self._skip(len(self._buf) if final else max(0, len(self._buf) - 3))
+            return False
         for pos in range(len(self._buf) - 3):
             verdict = self.candidate(self._buf, pos)
             if verdict is None and not final:
@@ -211,8 +215,16 @@ class Conversation:
         self.number = number
         self.opts = opts
         self.pending: dict[int, _Pending] = {}
+        self._versions = kproto.supported_versions()
         self.requests = _Direction(TcpStream(), FrameSplitter(self._request_candidate), client, broker)
-        self.responses = _Direction(TcpStream(), FrameSplitter(self._response_candidate), broker, client)
+        self.responses = _Direction(
+            TcpStream(), FrameSplitter(self._response_candidate, lambda: not self.pending), broker, client
+        )
+
+    def is_new_connection(self, syn_seq: int) -> bool:
+        """Whether a client's SYN starts another connection on this pair of ports (not a SYN resent)."""
+        stream = self.requests.stream
+        return stream.next_seq is not None and stream.first_seq != (syn_seq + 1) % (1 << 32)
 
     # ------------------------------------------------------------ resynchronising
 
@@ -220,7 +232,7 @@ class Conversation:
         if len(buf) - pos < _REQUEST_HEAD.size:
             return None
         size, api_key, version, correlation_id = _REQUEST_HEAD.unpack_from(buf, pos)
-        low_high = kproto.supported_versions().get(api_key)
+        low_high = self._versions.get(api_key)
         if low_high is None or not low_high[0] <= version <= low_high[1]:
             return False
         if correlation_id < 0 or not _SMALLEST_REQUEST <= size <= DEFAULT_MAX_FRAME_SIZE:
@@ -362,13 +374,7 @@ def inspect_capture(segments: Iterable[Segment], ports: set[int], opts: Options)
         to_broker = seg.dst_port in ports
         key = (seg.src, seg.dst) if to_broker else (seg.dst, seg.src)
         conv = conversations.get(key)
-        if (
-            conv is not None
-            and to_broker
-            and seg.syn
-            and seg.ack is None
-            and conv.requests.stream.next_seq is not None
-        ):
+        if conv is not None and to_broker and seg.syn and seg.ack is None and conv.is_new_connection(seg.seq):
             yield from conv.finish(seg.ts)
             conv = None
         if conv is None:

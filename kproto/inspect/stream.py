@@ -46,13 +46,14 @@ class TcpStream:
     """Reassembles one direction; feed segments, collect :class:`Chunk` s."""
 
     next_seq: int | None = None
+    first_seq: int | None = None  # the sequence number after the SYN, when it was captured
     started_mid_stream: bool = False
     retransmitted_bytes: int = 0
     _waiting: dict[int, bytes] = field(default_factory=dict)  # seq -> payload, ahead of next_seq
 
     def syn(self, seq: int) -> None:
         if self.next_seq is None:
-            self.next_seq = (seq + 1) % _MOD
+            self.next_seq = self.first_seq = (seq + 1) % _MOD
 
     def fin(self, end: int) -> None:
         """A FIN after the byte before ``end``: it takes one sequence number, the peer acks it."""

@@ -144,6 +144,10 @@ class TcpConnection:
         self._segment(True, self.client_seq, b"", dpkt.tcp.TH_ACK, self.broker_seq)
         return self
 
+    def resend_syn(self) -> None:
+        """The handshake's SYN once more, as a client does when the SYN-ACK is late."""
+        self._segment(True, self.client_seq - 1, b"", dpkt.tcp.TH_SYN, 0)
+
     def send(
         self, data: bytes, *, split: tuple[int, ...] = (), to_broker: bool = True, ack: bool = True
     ) -> None:

@@ -274,3 +274,49 @@ def test_a_snap_length_that_cuts_a_segment_is_reported() -> None:
 def test_not_a_capture_exits_2() -> None:
     status, events = inspect(b"this is not a pcap")
     assert (status, events) == (2, [])
+
+
+def test_a_port_reused_by_a_new_connection_starts_a_new_connection() -> None:
+    cap = Capture()
+    conn = TcpConnection(cap, client_port=40016)
+    conn.handshake()
+    conn.resend_syn()  # still the same connection
+    _exchange(conn, 1)
+    conn.close()
+    again = TcpConnection(cap, client_port=40016, client_seq=777_000, broker_seq=888_000).handshake()
+    _exchange(again, 1)
+    status, events = inspect(cap.pcap())
+    assert status == 0
+    assert summary(events) == [
+        (1, REQUEST, "Metadata", 1, None),
+        (1, RESPONSE, "Metadata", 1, None),
+        (2, REQUEST, "Metadata", 1, None),
+        (2, RESPONSE, "Metadata", 1, None),
+    ]
+
+
+def test_an_api_versions_request_newer_than_kproto_and_its_v0_answer() -> None:
+    """A client asks ApiVersions v99; the broker answers in the v0 layout, as Kafka does."""
+    cap = Capture()
+    conn = TcpConnection(cap, client_port=40017).handshake()
+    conn.send(kproto.add_prefix(b"\x00\x12\x00\x63\x00\x00\x00\x01\x00\x01c\x00"))
+    conn.reply(kproto.encode_response(kproto.ApiKey.API_VERSIONS, 0, 1, {"error_code": 35, "api_keys": []}))
+    status, events = inspect(cap.pcap())
+    assert summary(events) == [
+        (1, REQUEST, "ApiVersions", 1, "UnsupportedVersionError"),
+        (1, RESPONSE, "ApiVersions", 1, None),
+    ]
+    assert events[1]["decoded_as_version"] == 0 and events[1]["body"]["error_code"] == 35
+    assert status == 1
+
+
+def test_a_capture_of_responses_only_reports_them_skipped_in_one_event() -> None:
+    """tcpdump 'src port 9092' sees no request: no response can be decoded, and none is guessed."""
+    cap = Capture()
+    conn = TcpConnection(cap, client_port=40018)
+    replies = metadata_response(1) + metadata_response(2)
+    conn.reply(replies, split=(5, 30), ack=False)
+    status, events = inspect(cap.pcap())
+    assert status == 1
+    assert summary(events) == [(1, RESPONSE, None, None, "Unsynchronised")]
+    assert events[0]["skipped_bytes"] == len(replies)
