@@ -126,10 +126,10 @@ class FrameSplitter:
             else:
                 message, kind = f"no frame found to resynchronise on ({self._why_unsynced})", "Unsynchronised"
             error = error_object(kind=kind, message=message)
-            out.append(
-                Piece(frame=bytes(self._buf) if self.synced else b"", skipped=len(self._buf), error=error)
-            )
+            skipped = len(self._buf) + (0 if self.synced else self._skipped)
+            out.append(Piece(frame=bytes(self._buf) if self.synced else b"", skipped=skipped, error=error))
             self._buf.clear()
+            self._skipped = 0
         return out
 
     def _split(self, final: bool) -> list[Piece]:
