@@ -53,15 +53,23 @@ Candidate = Callable[[bytearray, int], bool | None]
 
 @dataclass
 class Piece:
-    """What a splitter hands out: a whole ``frame``, or bytes it had to skip and why.
+    """What a splitter hands out: a whole ``frame``, or bytes it could not make a frame of.
 
-    A frame interrupted by bytes missing from the capture comes as its
-    captured start (``frame``) with ``skipped`` and ``error`` set.
+    ``skipped``: bytes of the capture not decoded; ``missing``: bytes the
+    capture does not hold.  A frame that lost bytes comes as its captured
+    start (``frame``) with both counts and an ``error``.
     """
 
     frame: bytes = b""
     skipped: int = 0
+    missing: int = 0
     error: dict[str, Any] | None = None
+
+
+def _missing_bytes(piece: Piece) -> Piece:
+    message = f"{piece.missing} bytes of this connection are not in the capture"
+    piece.error = error_object(kind="MissingBytes", message=message)
+    return piece
 
 
 @dataclass
@@ -73,7 +81,8 @@ class FrameSplitter:
     synced: bool = True
     max_size: int = DEFAULT_MAX_FRAME_SIZE
     _buf: bytearray = field(default_factory=bytearray)
-    _drop: int = 0  # bytes still to come of a frame that lost bytes
+    _broken: Piece | None = None  # a frame that lost bytes, reported when its end has passed
+    _drop: int = 0  # bytes still to come of ``_broken``
     _skipped: int = 0  # bytes skipped while looking for a frame start, not reported yet
     _why_unsynced: str = ""
 
@@ -82,36 +91,56 @@ class FrameSplitter:
         self._why_unsynced = why
 
     def feed(self, data: bytes) -> list[Piece]:
-        if self._drop:
+        out: list[Piece] = []
+        if self._broken is not None:
             dropped = min(self._drop, len(data))
             self._drop -= dropped
+            self._broken.skipped += dropped
             data = data[dropped:]
+            if not self._drop:
+                out.append(_missing_bytes(self._broken))
+                self._broken = None
         self._buf += data
-        return self._split(final=False)
+        return out + self._split(final=False)
 
     def gap(self, missing: int) -> list[Piece]:
         """``missing`` bytes are not in the capture.
 
-        Inside a frame whose size is known, the frame is reported broken and
-        the splitter stays in step (the next frame starts where this one
-        ends); anywhere else it has to resynchronise.
+        Inside a frame whose size is known, the frame is reported broken once
+        its end has passed and the splitter stays in step (the next frame
+        starts where this one ends); anywhere else it has to resynchronise.
         """
+        if self._broken is not None:
+            inside = min(missing, self._drop)
+            self._broken.missing += inside
+            self._drop -= inside
+            missing -= inside
+            if self._drop:
+                return []
+            out = [_missing_bytes(self._broken)]
+            self._broken = None
+            if not missing:
+                return out
+            self.lose_sync("bytes before it are missing from the capture")
+            return [*out, _missing_bytes(Piece(missing=missing))]
         head = bytes(self._buf)
         self._buf.clear()
-        message = f"{missing} bytes of this connection are not in the capture"
-        error = error_object(kind="MissingBytes", message=message)
-        if self.synced and len(head) >= 4 and not self._drop:
-            rest = 4 + _size(head) - len(head)
-            if 0 < missing <= rest:
-                self._drop = rest - missing
-                return [Piece(frame=head, skipped=missing, error=error)]
+        if not self.synced:
+            self._skipped += len(head)
+            return [_missing_bytes(Piece(missing=missing))]
+        if len(head) >= 4 and 0 < missing <= 4 + _size(head) - len(head):
+            self._drop = 4 + _size(head) - len(head) - missing
+            self._broken = Piece(frame=head, skipped=len(head), missing=missing)
+            return self.feed(b"") if not self._drop else []
         self.lose_sync("bytes before it are missing from the capture")
-        self._drop = 0
-        return [Piece(frame=head, skipped=missing, error=error)]
+        return [_missing_bytes(Piece(frame=head, skipped=len(head), missing=missing))]
 
     def finish(self) -> list[Piece]:
         """At the end of the capture: the rest of the buffer, reported."""
         out = self._split(final=True)
+        if self._broken is not None:
+            out.append(_missing_bytes(self._broken))
+            self._broken = None
         if self._buf or self._skipped:
             if self.synced and len(self._buf) >= 4:
                 message = (
@@ -316,8 +345,8 @@ class Conversation:
                 event.update(api=api_name(pending.api_key), api_key=pending.api_key, version=pending.version)
             event["correlation_id"] = correlation_id
         event["skipped_bytes"] = piece.skipped
-        if head:
-            event["captured_bytes"] = len(head)
+        if piece.missing:
+            event["missing_bytes"] = piece.missing
         event["error"] = piece.error
         return event
 
