@@ -53,6 +53,8 @@ of the capture's conditions: UnmatchedResponse (no captured request has its
 correlation id), MissingBytes (the capture lost bytes), Unsynchronised (bytes
 skipped before the first recognisable frame, as when a capture starts in the
 middle of a connection), TruncatedFrame (the input ends inside a frame).
+Such events count the bytes not decoded (skipped_bytes) and the bytes the
+capture does not hold (missing_bytes).
 """
 
 
@@ -122,8 +124,9 @@ def _parser() -> argparse.ArgumentParser:
         "frame",
         parents=[common],
         help="decode frames given as hex or raw bytes",
-        description="Decode request frames (or, with --response, response frames) given as hex text or raw "
-        "bytes. Several frames may follow each other; each carries its 4-byte size prefix as on the wire.",
+        description="Decode request frames (or, with --response, response frames) given as hex text\n"
+        "or raw bytes. Several frames may follow each other; each carries its 4-byte size\n"
+        "prefix, as on the wire.",
         epilog="examples:\n  python -m kproto frame 0000000d00120000000000010003686d62\n"
         "  python -m kproto frame --response ApiVersions:0 - < reply.hex",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -154,9 +157,9 @@ def _parser() -> argparse.ArgumentParser:
         "pcap",
         parents=[common],
         help="decode the Kafka traffic in a tcpdump capture",
-        description="Decode every request and response in a pcap or pcapng capture (Ethernet, Linux cooked "
-        "and loopback link types; IPv4 and IPv6), reassembling TCP and pairing each response with its "
-        "request.",
+        description="Decode every request and response in a pcap or pcapng capture (Ethernet, Linux\n"
+        "cooked and loopback link types; IPv4 and IPv6), reassembling TCP and pairing each\n"
+        "response with its request. Needs dpkt: pip install 'hmb-py[inspect]'.",
         epilog="examples:\n  python -m kproto pcap kafka.pcap --port 9092 --port 9093\n"
         "  tcpdump -i lo -U -w - 'tcp port 9092' | python -m kproto pcap -",
         formatter_class=argparse.RawDescriptionHelpFormatter,
