@@ -3,8 +3,9 @@
 Rules of this module:
 
 * An event is a plain dict of JSON types.  Bytes fields become hex (or
-  base64) strings, UUIDs strings, construct's containers dicts; keys that
-  construct keeps for itself (``_io`` ...) are dropped.
+  base64) strings, UUID fields Kafka's text form of them (what
+  ``kafka-topics --describe`` prints), construct's containers dicts; keys
+  that construct keeps for itself (``_io`` ...) are dropped.
 * A field the grammar declares as a record set is not dumped as bytes but
   summarised entry by entry (base offset, magic, size, record count,
   compression), and with ``records=True`` its records are decoded too, with
@@ -25,11 +26,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import kproto
+from kproto import primitives
 from kproto.api_keys import ApiKey
 from kproto.records import MessageSetReader, RecordBatchReader
 from kproto.records.entry import MAGIC_OFFSET, check_entry, entry_size, producer_fields
 from kproto.registry import REQUESTS, RESPONSES
 from kproto.schema import Array, Records
+
+#: The grammar's UUID type; should it move, UUIDs print as plain bytes.
+_UUID_TYPE: Any = getattr(primitives, "UuidType", None)
 
 __all__ = ["Options", "api_name", "error_object", "request_event", "response_event"]
 
@@ -88,6 +93,15 @@ def _is_records(ftype: Any) -> bool:
     return ftype is Records
 
 
+def _is_uuid(ftype: Any) -> bool:
+    return _UUID_TYPE is not None and isinstance(ftype, _UUID_TYPE)
+
+
+def kafka_uuid(data: bytes | bytearray | memoryview) -> str:
+    """A UUID as Kafka prints topic and member ids: URL-safe base64 of its 16 bytes, unpadded."""
+    return base64.urlsafe_b64encode(bytes(data)).decode("ascii").rstrip("=")
+
+
 def to_json(value: Any, opts: Options, declared: Any = None, name: str = "") -> Any:
     """``value`` (a decoded body or part of it) as JSON types; ``declared`` its field declarations."""
     if isinstance(value, Mapping):
@@ -106,6 +120,8 @@ def to_json(value: Any, opts: Options, declared: Any = None, name: str = "") -> 
     if isinstance(value, (bytes, bytearray, memoryview)):
         if _is_records(declared) or (declared is None and name == "records"):
             return records_summary(value, opts)
+        if _is_uuid(declared):
+            return kafka_uuid(value)
         return opts.encode(value)
     if isinstance(value, (list, tuple)):
         element = declared.of if isinstance(declared, Array) else None

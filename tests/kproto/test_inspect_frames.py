@@ -269,3 +269,17 @@ def test_the_examples_in_the_readme_and_the_help_are_true() -> None:
         ).stdout
         for hex_frame in re.findall(r"python -m kproto frame ([0-9a-f]{16,})", help_text):
             assert run(hex_frame)[0] == 0, hex_frame
+
+
+def test_uuid_fields_print_as_kafka_prints_them() -> None:
+    """Kafka's text form of a UUID (topic ids): URL-safe base64 of the 16 bytes, unpadded."""
+    from kproto.inspect.render import Options, to_json
+    from kproto.primitives import Uuid
+    from kproto.schema import Array, Bytes, Field
+
+    topic_id = bytes.fromhex("fb0a8a4b7bd24d6c9c3e6e0c6ef1e4ff")
+    declared = [Field("topics", Array([Field("topic_id", Uuid), Field("data", Bytes)]))]
+    value = {"topics": [{"topic_id": topic_id, "data": b"\x01"}]}
+    assert to_json(value, Options(), declared) == {
+        "topics": [{"topic_id": "-wqKS3vSTWycPm4MbvHk_w", "data": "01"}]
+    }
