@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - exercised by users without the extra
 __all__ = ["CaptureError", "Segment", "read_segments"]
 
 TCP_PROTOCOL = 6
-_FIN, _SYN, _RST, _ACK = 0x01, 0x02, 0x04, 0x10
+_FIN, _SYN, _ACK = 0x01, 0x02, 0x10
 _PCAP_MAGICS = {b"\xa1\xb2\xc3\xd4", b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x4d\x3c\xb2\xa1"}
 _PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
 _RAW_LINK_TYPES = {101, 12, 14, 228, 229}
@@ -58,7 +58,6 @@ class Segment:
     ack: int | None  # None when the ACK flag is not set
     syn: bool
     fin: bool
-    rst: bool
     payload: bytes
     missing: int  # payload bytes the capture cut off (snap length)
 
@@ -164,7 +163,6 @@ def _segment(ts: float, packet: Any) -> Segment | None:
         ack=tcp.ack if tcp.flags & _ACK else None,
         syn=bool(tcp.flags & _SYN),
         fin=bool(tcp.flags & _FIN),
-        rst=bool(tcp.flags & _RST),
         payload=payload,
         missing=missing,
     )

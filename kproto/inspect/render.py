@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import enum
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -134,8 +133,6 @@ def to_json(value: Any, opts: Options, declared: Any = None, name: str = "") -> 
         return value.value
     if isinstance(value, int):
         return int(value)
-    if isinstance(value, uuid.UUID):
-        return str(value)
     return str(value)
 
 
