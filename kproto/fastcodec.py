@@ -68,10 +68,10 @@ _FIXED: dict[int, str] = {
 }
 
 
-# Formats of short arrays of fixed-width items, built once: ">3i" for three int32s.
+# Precompiled formats of short arrays of fixed-width items: [">0i", ">1i", ...].
 _SHORT = 64
-_FORMATS: dict[str, tuple[str, ...]] = {
-    code: tuple(f">{k}{code}" for k in range(_SHORT)) for code in set(_FIXED.values())
+_FORMATS: dict[str, tuple[struct.Struct, ...]] = {
+    code: tuple(struct.Struct(f">{k}{code}") for k in range(_SHORT)) for code in set(_FIXED.values())
 }
 
 
@@ -150,6 +150,12 @@ class _Gen:
         self.globs[name] = value
         return name
 
+    def fmt(self, fmt: str) -> str:
+        """A precompiled ``struct.Struct`` for ``fmt`` (one global per format)."""
+        key = "_S" + "".join(c if c.isalnum() else "_" for c in fmt)
+        self.globs.setdefault(key, struct.Struct(fmt))
+        return key
+
 
 def _literal(default: Any) -> str:
     """Source that builds a fresh copy of a tagged field's default, as the grammar hands it out."""
@@ -186,7 +192,7 @@ def _d_length(g: _Gen, ind: int, target: str, compact: bool, wide: bool) -> None
         g.emit(ind + 1, f"{target}, pos = _uvarint(data, pos)")
         g.emit(ind, f"{target} -= 1")
     else:
-        g.emit(ind, f"{target} = unpack_from('{'>i' if wide else '>h'}', data, pos)[0]")
+        g.emit(ind, f"{target} = {g.fmt('>i' if wide else '>h')}.unpack_from(data, pos)[0]")
         g.emit(ind, f"pos += {4 if wide else 2}")
 
 
@@ -218,7 +224,7 @@ def _d_type(g: _Gen, ind: int, target: str, ftype: Any, version: int, nullable: 
         g.emit(ind, "pos = _end")
     elif id(ftype) in _FIXED:
         fmt = ">" + _FIXED[id(ftype)]
-        g.emit(ind, f"{target} = unpack_from('{fmt}', data, pos)[0]")
+        g.emit(ind, f"{target} = {g.fmt(fmt)}.unpack_from(data, pos)[0]")
         g.emit(ind, f"pos += {struct.calcsize(fmt)}")
     elif isinstance(ftype, Nested):
         if nullable:
@@ -245,8 +251,10 @@ def _d_type(g: _Gen, ind: int, target: str, ftype: Any, version: int, nullable: 
             code = _FIXED[id(of)]
             size = struct.calcsize(">" + code)
             fmts = g.const("fmts", _FORMATS[code])
-            g.emit(ind + 1, f"_f = {fmts}[{n}] if {n} < {_SHORT} else '>%d{code}' % {n}")
-            g.emit(ind + 1, f"{target} = list(unpack_from(_f, data, pos))")
+            g.emit(ind + 1, f"if {n} < {_SHORT}:")
+            g.emit(ind + 2, f"{target} = list({fmts}[{n}].unpack_from(data, pos))")
+            g.emit(ind + 1, "else:")
+            g.emit(ind + 2, f"{target} = list(unpack_from('>%d{code}' % {n}, data, pos))")
             g.emit(ind + 1, f"pos += {size} * {n}")
             return
         g.emit(ind + 1, f"{target} = []")
@@ -270,7 +278,9 @@ def _d_struct(g: _Gen, ind: int, target: str, fields: Sequence[Field], version: 
             return
         fmt = ">" + "".join(code for _, code in run)
         vars_ = [g.var("v") for _ in run]
-        g.emit(ind, f"{', '.join(vars_)}{',' if len(vars_) == 1 else ''} = unpack_from('{fmt}', data, pos)")
+        g.emit(
+            ind, f"{', '.join(vars_)}{',' if len(vars_) == 1 else ''} = {g.fmt(fmt)}.unpack_from(data, pos)"
+        )
         g.emit(ind, f"pos += {struct.calcsize(fmt)}")
         names.extend((name, v) for (name, _), v in zip(run, vars_, strict=True))
         run.clear()
@@ -318,9 +328,9 @@ def _e_length(g: _Gen, ind: int, expr: str, compact: bool, wide: bool) -> None:
         g.emit(ind, "if 0 <= _l < 0x80: buf.append(_l)")
         g.emit(ind, "else: _put_uvarint(_l, buf)")
     elif wide:
-        g.emit(ind, f"buf += pack('>i', {expr})")
+        g.emit(ind, f"buf += {g.fmt('>i')}.pack({expr})")
     else:
-        g.emit(ind, f"buf += pack('>h', {expr})")
+        g.emit(ind, f"buf += {g.fmt('>h')}.pack({expr})")
 
 
 def _e_null(g: _Gen, ind: int, value: str, nullable: bool, compact: bool, wide: bool) -> None:
@@ -348,7 +358,7 @@ def _e_type(g: _Gen, ind: int, value: str, ftype: Any, version: int, nullable: b
     elif ftype is p.Uuid:
         g.emit(ind, f"buf += _check_uuid({value})")
     elif id(ftype) in _FIXED:
-        g.emit(ind, f"buf += pack('>{_FIXED[id(ftype)]}', {value})")
+        g.emit(ind, f"buf += {g.fmt('>' + _FIXED[id(ftype)])}.pack({value})")
     elif isinstance(ftype, Nested):
         if nullable:
             g.emit(ind, f"if {value} is None:")
@@ -366,7 +376,8 @@ def _e_type(g: _Gen, ind: int, value: str, ftype: Any, version: int, nullable: b
             code = _FIXED[id(of)]
             fmts = g.const("fmts", _FORMATS[code])
             g.emit(ind + 1, f"_k = len({value})")
-            g.emit(ind + 1, f"buf += pack({fmts}[_k] if _k < {_SHORT} else '>%d{code}' % _k, *{value})")
+            g.emit(ind + 1, f"if _k < {_SHORT}: buf += {fmts}[_k].pack(*{value})")
+            g.emit(ind + 1, f"else: buf += pack('>%d{code}' % _k, *{value})")
             return
         item = g.var("it")
         g.emit(ind + 1, f"for {item} in {value}:")
@@ -385,7 +396,7 @@ def _e_struct(g: _Gen, ind: int, obj: str, fields: Sequence[Field], version: int
         if run:
             fmt = ">" + "".join(code for _, code in run)
             args = ", ".join(f"{obj}[{name!r}]" for name, _ in run)
-            g.emit(ind, f"buf += pack('{fmt}', {args})")
+            g.emit(ind, f"buf += {g.fmt(fmt)}.pack({args})")
             run.clear()
 
     tagged: dict[int, tuple[str, Any, Any]] = {}
