@@ -117,10 +117,17 @@ def test_response_bytes_match_kafka_python(
     assert from_theirs(msg, version, back) == body
 
 
+# (api key, kind) of kafka-python's specs kproto does not follow, and why.  Empty:
+# every spec kafka-python 3.0.12 ships is a client-facing key kproto declares.
+NOT_DECLARED: dict[tuple[int, str], str] = {}
+
+
 def test_kproto_declares_every_key_and_version_of_kafka_pythons_specs() -> None:
     """A new kafka-python (or a new spec in it) fails here until kproto catches up."""
     lacking = []
     for (key, kind), cls in sorted(CLASSES.items()):
+        if (key, kind) in NOT_DECLARED:
+            continue
         table = kproto.registry.REQUESTS if kind == "request" else kproto.registry.RESPONSES
         low, high = cls.valid_versions
         msg = table.get(key)
