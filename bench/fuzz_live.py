@@ -4,7 +4,8 @@
     python -m bench.fuzz_live --bootstrap 127.0.0.1:9092 --frames 100000
 
 Frames come from kproto's own declarations: for a random API key and
-version (including ones the broker does not serve) a body is drawn field by
+version (mostly keys the broker advertises in ApiVersions, sometimes any
+key kproto declares, and sometimes a version above kproto's) a body is drawn field by
 field (random ints with a bias to edge values, strings from a pool of
 awkward names, short arrays, random record bytes), encoded with kproto, and
 then, half of the time, damaged (bit flips, insertions, deletions,
@@ -42,7 +43,7 @@ import trio
 import kproto
 from kproto import primitives as p
 from kproto.registry import REQUESTS
-from kproto.schema import Array, Bytes, Field, Message, Records, String, Versions
+from kproto.schema import Array, Bytes, Field, Message, Nested, Records, String, Versions
 
 _EDGE = {
     id(p.Int8): (-(2**7), 2**7 - 1),
@@ -61,6 +62,7 @@ NAMES = ["fuzz-a", "fuzz-b", "", ".", "..", "__consumer_offsets", "x" * 250, "ü
 @dataclass
 class Generator:
     rng: random.Random
+    served: frozenset[int] = frozenset()  # the keys the broker advertises; empty: no preference
 
     def value(self, ftype: Any, version: int, nullable: bool, flexible: bool) -> Any:
         r = self.rng
@@ -70,6 +72,8 @@ class Generator:
             return r.choice(NAMES)
         if ftype is Bytes or ftype is Records:
             return r.randbytes(r.choice((0, 1, 8, 61, 100)))
+        if isinstance(ftype, Nested):
+            return self.struct(ftype.fields, version, flexible)
         if isinstance(ftype, Array):
             n = r.choice((0, 1, 1, 2, 3))
             if isinstance(ftype.of, (list, tuple)):
@@ -108,7 +112,10 @@ class Generator:
     def frame(self, correlation_id: int) -> tuple[int, int, bytes]:
         """(api key, version, frame bytes) — valid or damaged."""
         r = self.rng
-        msg: Message = r.choice(list(REQUESTS.values()))
+        # Mostly keys the broker serves (their answers are checked), sometimes any key kproto
+        # declares: most of those only get the connection closed.
+        served = [m for m in REQUESTS.values() if m.api_key in self.served]
+        msg: Message = r.choice(served if served and r.random() < 0.85 else list(REQUESTS.values()))
         version = r.randint(msg.min_version, msg.max_version + (1 if r.random() < 0.05 else 0))
         api_key = int(msg.api_key or 0)
         try:
@@ -288,6 +295,20 @@ async def _sentinel(host: str, port: int, stats: Stats, done: trio.Event) -> Non
                 await done.wait()
 
 
+async def _served_keys(host: str, port: int) -> frozenset[int]:
+    """The API keys the broker advertises in its ApiVersions v0 answer."""
+    stream = await trio.open_tcp_stream(host, port)
+    decoder = kproto.FrameDecoder()
+    async with stream:
+        await stream.send_all(kproto.encode_request(18, 0, 1, {}, client_id="fuzz"))
+        with trio.fail_after(10):
+            frame = await _next_frame(stream, decoder)
+    if frame is None:
+        raise Finding("the broker closed the connection instead of answering ApiVersions")
+    body = kproto.decode_response(18, 0, frame).body
+    return frozenset(entry.api_key for entry in body.api_keys)
+
+
 async def fuzz(host: str, port: int, frames: int, connections: int, seed: int, progress: Any = None) -> Stats:
     stats = Stats()
     budget = [frames]
@@ -300,13 +321,14 @@ async def fuzz(host: str, port: int, frames: int, connections: int, seed: int, p
             with trio.move_on_after(0.5):
                 await done.wait()
 
+    served = await _served_keys(host, port)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_sentinel, host, port, stats, done)
         nursery.start_soon(report)
         async with trio.open_nursery() as workers:
             for i in range(connections):
                 workers.start_soon(
-                    _fuzz_connection, host, port, Generator(random.Random(seed + i)), budget, stats
+                    _fuzz_connection, host, port, Generator(random.Random(seed + i), served), budget, stats
                 )
         done.set()
     return stats

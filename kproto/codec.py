@@ -14,6 +14,9 @@ Rules of this module:
   silently drop fields.
 * Encoding takes plain dicts/lists (or the Containers decoding returns);
   keys a version does not have are ignored.
+* Both directions first try the generated functions of
+  :mod:`kproto.fastcodec`; if those fail for any reason, the grammar runs
+  as described above, so errors and their messages come from the grammar.
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ from construct import Construct
 
 from kproto.api_keys import ApiKey
 from kproto.errors import DecodeError, EncodeError, KprotoError
+from kproto.fastcodec import fast_decoder, fast_encoder
 from kproto.frames import DEFAULT_MAX_FRAME_SIZE, SIZE, frame_size
 from kproto.headers import REQUEST_HEADER, RESPONSE_HEADER
 from kproto.registry import REQUESTS, request_message, response_message
+from kproto.schema import Message
 
 __all__ = [
     "Request",
@@ -128,6 +133,41 @@ def _build_frame(parts: list[tuple[Construct, Any]], what: str) -> bytes:
     return out.getvalue()
 
 
+def _fast_frame(
+    header_msg: Message, hv: int, header: Mapping[str, Any], msg: Message, version: int, body: Any
+) -> bytes | None:
+    """The frame from the generated encoders, or None to let the grammar encode (and explain)."""
+    encode_header = fast_encoder(header_msg, hv)
+    encode_body = fast_encoder(msg, version)
+    if encode_header is None or encode_body is None:
+        return None
+    buf = bytearray(4)
+    try:
+        encode_header(header, buf)
+        encode_body(body, buf)
+    except Exception:  # any failure: the grammar decides and words the error
+        return None
+    SIZE.pack_into(buf, 0, len(buf) - 4)
+    return bytes(buf)
+
+
+def _fast_parse(
+    frame: bytes | bytearray | memoryview, header_msg: Message, hv: int, msg: Message, version: int
+) -> tuple[Any, Any] | None:
+    """(header, body) from the generated decoders, or None to let the grammar decode (and explain)."""
+    decode_header = fast_decoder(header_msg, hv)
+    decode_body = fast_decoder(msg, version)
+    if decode_header is None or decode_body is None:
+        return None
+    data = frame if isinstance(frame, bytes) else bytes(frame)
+    try:
+        header, pos = decode_header(data, 4)
+        body, pos = decode_body(data, pos)
+    except Exception:  # any failure: the grammar decides and words the error
+        return None
+    return (header, body) if pos == len(data) else None
+
+
 def encode_request(
     api_key: int,
     version: int,
@@ -145,6 +185,9 @@ def encode_request(
         "client_id": client_id,
     }
     hv = request_header_version(api_key, version)
+    fast = _fast_frame(REQUEST_HEADER, hv, header, msg, version, body)
+    if fast is not None:
+        return fast
     return _build_frame(
         [(REQUEST_HEADER.struct(hv), header), (msg.struct(version), body)],
         f"{msg.name} v{version}",
@@ -155,6 +198,9 @@ def encode_response(api_key: int, version: int, correlation_id: int, body: Mappi
     """A response frame (size prefix included) for a request of ``api_key``/``version``."""
     msg = response_message(api_key, version)
     hv = response_header_version(api_key, version)
+    fast = _fast_frame(RESPONSE_HEADER, hv, {"correlation_id": correlation_id}, msg, version, body)
+    if fast is not None:
+        return fast
     return _build_frame(
         [(RESPONSE_HEADER.struct(hv), {"correlation_id": correlation_id}), (msg.struct(version), body)],
         f"{msg.name} v{version}",
@@ -230,6 +276,16 @@ def decode_request(
     peek = peek_request(frame)
     msg = request_message(peek.api_key, peek.version)
     hv = request_header_version(peek.api_key, peek.version)
+    fast = _fast_parse(frame, REQUEST_HEADER, hv, msg, peek.version)
+    if fast is not None:
+        return Request(
+            api_key=peek.api_key,
+            version=peek.version,
+            correlation_id=peek.correlation_id,
+            client_id=fast[0].get("client_id"),
+            body=fast[1],
+            header_tagged_fields=fast[0].get("tagged_fields") or {},
+        )
     try:
         header = _parse(
             REQUEST_HEADER.struct(hv),
@@ -271,6 +327,11 @@ def decode_response(
     msg = response_message(api_key, version)
     stream = _payload(frame, max_size)
     hv = response_header_version(api_key, version)
+    fast = _fast_parse(frame, RESPONSE_HEADER, hv, msg, version)
+    if fast is not None:
+        return Response(
+            api_key=api_key, version=version, correlation_id=fast[0]["correlation_id"], body=fast[1]
+        )
     header = _parse(
         RESPONSE_HEADER.struct(hv),
         RESPONSE_HEADER.plain_struct(hv),

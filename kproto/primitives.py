@@ -24,9 +24,11 @@ from typing import Any, BinaryIO
 from construct import (
     Construct,
     ConstructError,
+    Container,
     Float64b,
     Int8sb,
     Int16sb,
+    Int16ub,
     Int32sb,
     Int32ub,
     Int64sb,
@@ -46,7 +48,9 @@ __all__ = [
     "KArray",
     "KBytes",
     "KString",
+    "NullableStruct",
     "TaggedFields",
+    "UInt16",
     "UInt32",
     "UVarint",
     "Uuid",
@@ -59,6 +63,7 @@ Int8 = Int8sb
 Int16 = Int16sb
 Int32 = Int32sb
 Int64 = Int64sb
+UInt16 = Int16ub
 UInt32 = Int32ub
 Float64 = Float64b
 
@@ -395,24 +400,95 @@ class KArray(Subconstruct):
 
 
 # --------------------------------------------------------------------------
+# Nullable structs: int8 -1 for null, 1 followed by the struct otherwise
+# --------------------------------------------------------------------------
+
+
+def _struct_present(stream: BinaryIO) -> bool:
+    marker = read_exact(stream, 1)[0]
+    return marker < 0x80  # Kafka reads a signed byte: negative means null
+
+
+def _struct_head(obj: Any, stream: BinaryIO) -> None:
+    stream.write(b"\xff" if obj is None else b"\x01")
+
+
+class NullableStruct(Subconstruct):
+    """A struct field that may be null (Kafka's nullable struct fields)."""
+
+    def _parse(self, stream: BinaryIO, context: Any, path: str) -> Any:
+        if not _struct_present(stream):
+            return None
+        return self.subcon._parsereport(stream, context, path)
+
+    def _build(self, obj: Any, stream: BinaryIO, context: Any, path: str) -> Any:
+        _struct_head(obj, stream)
+        if obj is None:
+            return None
+        self.subcon._build(obj, stream, context, path)
+        return obj
+
+    def _emitparse(self, code: Any) -> str:
+        code.linkedparsers["kp_struct_present"] = _struct_present
+        fname = f"parse_kstruct_{code.allocateId()}"
+        code.append(f"""
+            def {fname}(io, this):
+                if not linkedparsers['kp_struct_present'](io):
+                    return None
+                return {self.subcon._compileparse(code)}
+        """)
+        return f"{fname}(io, this)"
+
+    def _emitbuild(self, code: Any) -> str:
+        code.linkedbuilders["kp_struct_head"] = _struct_head
+        fname = f"build_kstruct_{code.allocateId()}"
+        code.append(f"""
+            def {fname}(obj, io, this):
+                linkedbuilders['kp_struct_head'](obj, io)
+                if obj is None:
+                    return None
+                {self.subcon._compilebuild(code)}
+                return obj
+        """)
+        return f"{fname}(obj, io, this)"
+
+
+# --------------------------------------------------------------------------
 # Tagged fields (KIP-482): uvarint count, then (uvarint tag, uvarint size, bytes)
 # --------------------------------------------------------------------------
 
 
 def _fresh(default: Any) -> Any:
     """A parsed tagged field's default: sequences are declared as tuples
-    (immutable, shareable) and handed out as fresh lists, like parsed arrays."""
-    return ListContainer(default) if isinstance(default, tuple) else default
+    (immutable, shareable) and handed out as fresh lists, like parsed arrays;
+    a struct's default (a dict) as a fresh Container, like a parsed struct."""
+    if isinstance(default, tuple):
+        return ListContainer(_fresh(d) for d in default)
+    if isinstance(default, dict):
+        return Container({k: _fresh(v) for k, v in default.items()})
+    return default
 
 
 def _is_default(value: Any, default: Any) -> bool:
     """Whether a tagged field holds its default (then it is not written).
 
     An array compares by content whatever its sequence type, so that an
-    empty list equals a declared ``()`` default.
+    empty list equals a declared ``()`` default; a struct equals its default
+    when every field does (a missing ``tagged_fields`` counts as empty).
     """
     if isinstance(default, tuple):
         return isinstance(value, (list, tuple)) and list(value) == list(default)
+    if isinstance(default, dict):
+        if not isinstance(value, dict):
+            return False
+        for key, d in default.items():
+            if key == "tagged_fields":
+                tags = value.get(key) or {}
+                if any(isinstance(k, int) or not _is_default(v, d.get(k)) for k, v in tags.items()):
+                    return False
+            elif key not in value or not _is_default(value[key], d):
+                return False
+        return True
     return bool(value == default)
 
 

@@ -10,9 +10,15 @@ compiled Construct ``Struct`` per version on demand.
 
 Rules of this module:
 
-* Field types are *markers* (``String``, ``Bytes``, ``Records``, ``Array(...)``
-  or a fixed-width Construct such as ``Int32``); the concrete Construct is
-  chosen per version: nullable or not, compact or classic.
+* Field types are *markers* (``String``, ``Bytes``, ``Records``, ``Array(...)``,
+  ``Nested(...)`` for a single struct, or a fixed-width Construct such as
+  ``Int32``); the concrete Construct is chosen per version: nullable or not,
+  compact or classic.  Every struct of a flexible version, nested ones
+  included, ends with its tagged fields.
+* A field's default is Kafka's: the declared one, else zero, false, the
+  empty string, bytes or array, the all-zero UUID, or (for a struct) the
+  struct of its fields' defaults.  Only tagged fields use it on the wire:
+  one equal to its default is not written, and an absent one decodes to it.
 * A version's struct contains only the fields that exist in that version, in
   declaration order, so one declaration can never drift from another copy.
 * Building ignores keys a version does not have, so one dict can be encoded
@@ -29,16 +35,20 @@ from typing import Any
 
 from construct import Construct, Struct
 
-from kproto.primitives import KArray, KBytes, KString, TaggedFields
+from kproto import primitives as p
+from kproto.primitives import KArray, KBytes, KString, NullableStruct, TaggedFields
 
 __all__ = [
+    "AUTO",
     "Array",
     "Bytes",
     "Field",
     "Message",
+    "Nested",
     "Records",
     "String",
     "Versions",
+    "default_of",
 ]
 
 
@@ -103,6 +113,30 @@ class Array:
 
 
 @dataclass(frozen=True)
+class Nested:
+    """A single (non-array) struct field: Kafka's ``"type": "SomeStruct"``.
+
+    Nullable in the versions its field says so: then a signed byte comes
+    first, -1 for null and 1 for a struct.
+    """
+
+    fields: tuple[Field, ...]
+
+    def __init__(self, fields: Sequence[Field]) -> None:
+        object.__setattr__(self, "fields", tuple(fields))
+
+
+class _Auto:
+    """The default of a field that declares none: Kafka's zero value of its type."""
+
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Any = _Auto()
+
+
+@dataclass(frozen=True)
 class Field:
     """One field of a message, as in Kafka's JSON specs.
 
@@ -116,7 +150,7 @@ class Field:
     versions: str = "0+"
     nullable: str = "none"
     tag: int | None = None
-    default: Any = None
+    default: Any = AUTO
     flexible: str | None = None  # Kafka's per-field "flexibleVersions" override
     about: str = ""
     _versions: Versions = field(init=False, repr=False, compare=False)
@@ -133,8 +167,55 @@ class Field:
         return version in self._nullable
 
 
+_ZERO: dict[int, Any] = {
+    id(p.Boolean): False,
+    id(p.Uuid): bytes(16),
+    id(p.Float64): 0.0,
+}
+
+
+def default_of(f: Field, version: int, flexible: bool) -> Any:
+    """``f``'s default at ``version`` (see the module rules).
+
+    Arrays are tuples (immutable, shareable); a struct's default is a dict
+    of its fields' defaults, with an empty ``tagged_fields`` when flexible.
+    """
+    if f.default is not AUTO:
+        return f.default
+    ftype = f.type
+    if ftype is String:
+        return ""
+    if ftype is Bytes or ftype is Records:
+        return b""
+    if isinstance(ftype, Array):
+        return ()
+    if isinstance(ftype, Nested):
+        return struct_default(ftype.fields, version, flexible)
+    return _ZERO.get(id(ftype), 0)
+
+
+def struct_default(fields: Sequence[Field], version: int, flexible: bool) -> dict[str, Any]:
+    """A struct whose every field holds its default, as decoding would hand it out."""
+    out: dict[str, Any] = {}
+    tagged: dict[str, Any] = {}
+    for f in fields:
+        if not f.present_in(version):
+            continue
+        compact = flexible if f.flexible is None else version in Versions.parse(f.flexible)
+        if f.tag is None:
+            out[f.name] = default_of(f, version, compact)
+        elif flexible:
+            tagged[f.name] = default_of(f, version, compact)
+    if flexible:
+        out["tagged_fields"] = tagged
+    return out
+
+
 def _resolve(ftype: Any, version: int, flexible: bool, nullable: bool) -> Construct:
     """The Construct for a field type at ``version``."""
+    if isinstance(ftype, Nested):
+        con = _struct(ftype.fields, version, flexible)
+        return NullableStruct(con) if nullable else con
     if ftype is String:
         return KString(nullable=nullable, compact=flexible)
     if ftype is Bytes or ftype is Records:
@@ -161,7 +242,7 @@ def _struct(fields: Sequence[Field], version: int, flexible: bool) -> Struct:
         con = _resolve(f.type, version, compact, f.nullable_in(version))
         if f.tag is not None:
             if flexible:
-                tagged[f.tag] = (f.name, con, f.default)
+                tagged[f.tag] = (f.name, con, default_of(f, version, compact))
             continue
         members.append(f.name / con)
     if flexible:

@@ -1,11 +1,12 @@
-"""The Fetch response fast path agrees with the Construct grammar at every version kproto declares.
+"""The Fetch response fast path agrees with the Construct grammar at every version it encodes.
 
 A ``struct`` fast path is only trusted with a property test proving it equals the
 grammar on generated inputs.  The parts of ``build_fetch_response`` (regions read
 back) must be byte for byte ``kproto.encode_response`` of the same body, with records
 never null, an empty aborted-transactions list and preferred read replica -1.  The
-versions come from kproto's registry, not from this file: a Fetch version added to
-the grammar fails here until the fast path encodes it.
+versions come from kproto's registry, up to the fast path's ``MAX_VERSION`` (v0-v11,
+the classic layouts); the flexible versions kproto declares above it are refused
+with ``ValueError`` until the fast path encodes them (checked here too).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,14 +23,15 @@ import kproto
 from hmb.log.region import FileRegion
 from hmb.log.segment import LogSegment
 from kproto import ApiKey
-from kproto.fetch_fast import PartitionData, build_fetch_response
+from kproto.fetch_fast import MAX_VERSION, PartitionData, build_fetch_response
 from kproto.registry import REQUESTS
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT16 = st.integers(-(2**15), 2**15 - 1)
 INT64 = st.integers(-(2**63), 2**63 - 1)
 TOPIC = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
-DECLARED = range(REQUESTS[ApiKey.FETCH].min_version, REQUESTS[ApiKey.FETCH].max_version + 1)
+DECLARED = range(REQUESTS[ApiKey.FETCH].min_version, min(REQUESTS[ApiKey.FETCH].max_version, MAX_VERSION) + 1)
+BEYOND = range(MAX_VERSION + 1, REQUESTS[ApiKey.FETCH].max_version + 1)
 
 
 def _records(r: Any) -> bytes:
@@ -105,3 +108,10 @@ def test_every_declared_version_is_encoded() -> None:
         body = _body([("t", [PartitionData(0, 0, 5, b"")])], 0, 0, 0)
         parts = build_fetch_response(3, [("t", [PartitionData(0, 0, 5, b"")])], version)
         assert parts == [kproto.encode_response(1, version, 3, body)], version
+
+
+def test_declared_versions_beyond_the_fast_path_are_refused() -> None:
+    """Fetch v12+ (flexible) is declared by the grammar; the fast path refuses it."""
+    for version in BEYOND:
+        with pytest.raises(ValueError):
+            build_fetch_response(3, [("t", [PartitionData(0, 0, 5, b"")])], version)

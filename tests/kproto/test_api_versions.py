@@ -38,9 +38,9 @@ def _frame(hex_payload: str) -> bytes:
 
 
 def test_header_versions_of_api_versions() -> None:
-    assert [kproto.request_header_version(18, v) for v in range(4)] == [1, 1, 1, 2]
-    assert [kproto.response_header_version(18, v) for v in range(4)] == [0, 0, 0, 0]
-    assert kproto.supported_versions()[18] == (0, 3)
+    assert [kproto.request_header_version(18, v) for v in range(5)] == [1, 1, 1, 2, 2]
+    assert [kproto.response_header_version(18, v) for v in range(5)] == [0, 0, 0, 0, 0]
+    assert kproto.supported_versions()[18] == (0, 4)
 
 
 def test_v0_request() -> None:

@@ -1,9 +1,10 @@
 """The Produce struct fast path, both halves, agrees with the Construct grammar.
 
 A ``struct`` fast path is only trusted with a property test proving it equals the
-grammar on generated inputs, at every version kproto declares for Produce (taken from
-kproto's registry: a version added to the grammar fails here until the fast path
-handles it).  Decoding: whatever
+grammar on generated inputs, at every version it handles: kproto's declared Produce
+versions up to the fast path's ``MAX_VERSION`` (v0-v8, the classic layouts).  The
+flexible versions above it are declined by both decoders and refused by the encoder,
+so they go through the grammar (checked here too).  Decoding: whatever
 :func:`decode_produce_request` returns, ``kproto.decode_request`` decodes to the same
 values, on valid frames and on mutated ones (where the fast path may only decline, so
 that the grammar raises the usual error); and it declines nothing valid.  Encoding:
@@ -39,7 +40,10 @@ INT16 = st.integers(-(2**15), 2**15 - 1)
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT64 = st.integers(-(2**63), 2**63 - 1)
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
-DECLARED = range(REQUESTS[ApiKey.PRODUCE].min_version, REQUESTS[ApiKey.PRODUCE].max_version + 1)
+DECLARED = range(
+    REQUESTS[ApiKey.PRODUCE].min_version, min(REQUESTS[ApiKey.PRODUCE].max_version, MAX_VERSION) + 1
+)
+BEYOND = range(MAX_VERSION + 1, REQUESTS[ApiKey.PRODUCE].max_version + 1)
 VERSIONS = st.sampled_from(DECLARED)
 
 partition = st.fixed_dictionaries({"index": INT32, "records": st.one_of(st.none(), st.binary(max_size=300))})
@@ -215,6 +219,20 @@ def test_every_declared_version_is_handled() -> None:
 def test_request_encoding_refuses_versions_it_does_not_know() -> None:
     with pytest.raises(ValueError):
         encode_produce_request(MAX_VERSION + 1, 1, "c", 1, 1000, [])
+
+
+def test_declared_versions_beyond_the_fast_path_go_to_the_grammar() -> None:
+    """Produce v9+ (flexible) is declared by the grammar; the fast path declines it."""
+    assert BEYOND, "the grammar declares flexible Produce versions"
+    for version in BEYOND:
+        b = {"transactional_id": None, "acks": 1, "timeout_ms": 100, "topic_data": [], "tagged_fields": {}}
+        frame = kproto.encode_request(0, version, 5, b, client_id="c")
+        assert decode_produce_request(frame) is None, version
+        assert kproto.decode_request(frame).body.acks == 1
+        response = {"responses": [], "throttle_time_ms": 0, "tagged_fields": {}}
+        assert decode_produce_response(version, kproto.encode_response(0, version, 5, response)) is None
+        with pytest.raises(ValueError):
+            encode_produce_request(version, 5, "c", 1, 100, [])
 
 
 ack_partition = st.fixed_dictionaries(

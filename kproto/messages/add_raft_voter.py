@@ -1,0 +1,34 @@
+"""AddRaftVoter (api key 80), version 0.
+
+Add a voter to the KRaft quorum (KIP-853); brokers forward it.
+
+What each version changes (derived from the field ranges):
+
+* v0: flexible from the start
+"""
+
+# Written by scripts/gen_kproto_messages.py from Kafka's JSON message specs:
+# change the script's tables and run it again rather than editing this file.
+
+from __future__ import annotations
+
+from kproto.primitives import Int16, Int32, UInt16, Uuid
+from kproto.schema import Array, Field, Message, String
+
+REQUEST = Message("AddRaftVoterRequest", api_key=80, valid="0", flexible="0+", fields=[
+    Field("cluster_id", String, nullable="0+"),
+    Field("timeout_ms", Int32),
+    Field("voter_id", Int32),
+    Field("voter_directory_id", Uuid),
+    Field("listeners", Array([
+        Field("name", String),
+        Field("host", String),
+        Field("port", UInt16),
+    ])),
+])
+
+RESPONSE = Message("AddRaftVoterResponse", api_key=80, valid="0", flexible="0+", fields=[
+    Field("throttle_time_ms", Int32),
+    Field("error_code", Int16),
+    Field("error_message", String, nullable="0+"),
+])
