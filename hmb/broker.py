@@ -21,6 +21,7 @@ import trio
 from hmb import __version__
 from hmb.api.context import Services
 from hmb.api.dispatch import Dispatcher
+from hmb.clock import Clock
 from hmb.config import BrokerConfig, Listener
 from hmb.groups.coordinator import GroupCoordinator
 from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
@@ -32,13 +33,15 @@ log = logging.getLogger(__name__)
 
 
 class Broker:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, *, clock: Clock | None = None) -> None:
         self.config = config
+        self.clock = clock or Clock()  # the one time every expiry reads (hmb.clock)
         self.logs = LogManager(list(config.log_dirs), config.log)
         self.groups = GroupCoordinator(
             min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+            clock=self.clock,
         )
         self.services = Services(config, self.logs, self.groups, self.advertised)
         self.dispatcher = Dispatcher(self.services)
@@ -61,7 +64,7 @@ class Broker:
         """Load every partition and the committed offsets."""
         self.logs.load()
         plog = self.logs.get(OFFSETS_TOPIC, 0) or self.logs.create_topic(OFFSETS_TOPIC, 1)[0]
-        offsets = OffsetStore(plog)
+        offsets = OffsetStore(plog, self.clock.wall_ms)
         loaded = offsets.load()
         self.services.offsets = offsets
         if loaded:
@@ -76,7 +79,9 @@ class Broker:
             async with trio.open_nursery() as nursery:
                 host, port = await nursery.start(serve, self.config, self.dispatcher)
                 self.bound = (host, port)
-                await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
+                await nursery.start(
+                    self.logs.run_retention, self.config.retention_check_interval_ms / 1000, self.clock.wall
+                )
                 await nursery.start(self.logs.run_flusher)
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
                 adv = self.advertised()

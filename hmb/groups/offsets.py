@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from construct import Int16sb, Int32sb, Int64sb, PascalString, Struct
@@ -49,8 +50,9 @@ class CommittedOffset:
 class OffsetStore:
     """Group -> (topic, partition) -> committed offset, backed by one log partition."""
 
-    def __init__(self, plog: PartitionLog) -> None:
+    def __init__(self, plog: PartitionLog, wall_ms: Callable[[], int] | None = None) -> None:
         self.plog = plog
+        self.wall_ms = wall_ms or (lambda: int(time.time() * 1000))  # the broker's clock
         self._offsets: dict[tuple[str, str, int], CommittedOffset] = {}
 
     def load(self) -> int:
@@ -110,7 +112,7 @@ class OffsetStore:
         timestamp, as Kafka's value schema v1 does; -1 means the broker's
         retention (offsets are not expired here).
         """
-        now = int(time.time() * 1000)
+        now = self.wall_ms()
         records = []
         for topic, partition, offset, metadata, ts in entries:
             ts = now if ts < 0 else ts

@@ -24,7 +24,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import trio
@@ -243,13 +243,19 @@ class LogManager:
 
     # ---------------------------------------------------------------- background work
 
-    async def run_retention(self, interval_s: float, *, task_status=trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
-        """Apply retention every ``interval_s`` (log.retention.check.interval.ms)."""
+    async def run_retention(  # type: ignore[no-untyped-def]
+        self, interval_s: float, now: Callable[[], float] = time.time, *, task_status=trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Apply retention every ``interval_s`` (log.retention.check.interval.ms), ages by ``now()``."""
         task_status.started()
         while True:
             await trio.sleep(interval_s)
-            for plog in self.all_logs():
-                await plog.apply_retention()
+            await self.apply_retention(now())
+
+    async def apply_retention(self, now: float) -> None:
+        """One retention pass over every partition, as if the epoch time were ``now``."""
+        for plog in self.all_logs():
+            await plog.apply_retention(now)
 
     async def run_flusher(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
         """fsync on log.flush.interval.ms even when no append triggers it."""
