@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from typing import Any
 
 import trio
 
@@ -46,6 +47,8 @@ class Broker:
         self.services = Services(config, self.logs, self.groups, self.advertised)
         self.dispatcher = Dispatcher(self.services)
         self.bound: tuple[str, int] | None = None
+        self.control: Any = None  # hmb.control.api.Control, once a test or control.listener asks for it
+        self.control_bound: tuple[str, int] | None = None
 
     def advertised(self) -> Listener:
         """The address clients are told: advertised.listeners, else the bound listener."""
@@ -73,6 +76,14 @@ class Broker:
     def close(self) -> None:
         self.logs.close()
 
+    async def _start_control(self, nursery: trio.Nursery, listener: Listener) -> None:
+        """The test-control endpoint (control.listener): imported only when configured."""
+        from hmb.control.api import Control
+        from hmb.control.wire import serve_control
+
+        control = self.control or Control(self)
+        self.control_bound = await nursery.start(serve_control, listener, control)
+
     async def run(self, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED) -> None:
         self.open()
         try:
@@ -84,6 +95,8 @@ class Broker:
                 )
                 await nursery.start(self.logs.run_flusher)
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
+                if self.config.control_listener is not None:
+                    await self._start_control(nursery, self.config.control_listener)
                 adv = self.advertised()
                 log.info(
                     "hmb %s listening on %s:%d (advertised %s:%d), data in %s",

@@ -27,6 +27,7 @@ class Control:
         self.broker = broker
         self.interceptor = Interceptor()
         broker.dispatcher.interceptor = self.interceptor
+        broker.control = self
 
     @property
     def _services(self):  # type: ignore[no-untyped-def]

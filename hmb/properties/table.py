@@ -73,6 +73,17 @@ PROPERTIES: tuple[Property, ...] = (
         shown_default="the listener",
     ),
     Property(
+        "control.listener",
+        LISTENER,
+        None,
+        "Where the test-control endpoint listens (hmb's own, no Kafka setting): JSON lines to "
+        "inspect the broker, inject faults, move its clock, seed and snapshot it. Off unless "
+        "set; give a loopback address (`127.0.0.1:PORT`): it has no authentication.",
+        NETWORK,
+        attr="control_listener",
+        shown_default="off",
+    ),
+    Property(
         "socket.request.max.bytes",
         INT,
         104_857_600,
