@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import configparser
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 USER_TESTS = """
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,20 @@ def test_the_plugin_is_an_entry_point() -> None:
     cfg = configparser.ConfigParser()
     cfg.read(ROOT / "setup.cfg")
     assert "hmb.pytest_plugin = hmb.pytest_plugin" in cfg["options.entry_points"]["pytest11"]
+
+
+def test_the_readme_example_passes(tmp_path: Path) -> None:
+    """The README's pytest example, run as a user runs it."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    (example,) = [b for b in blocks if "def test_three_clients_one_topic(hmb_bootstrap, hmb_topic)" in b]
+    (tmp_path / "test_readme_example.py").write_text(example)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "hmb.pytest_plugin", "-p", "no:cacheprovider", "-q"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
