@@ -14,6 +14,8 @@ Measures, each repeated and reported as median (and min):
 * an embedded broker's start and stop alone, and the resident memory an
   idle embedded broker adds to the process (RSS before and after starting
   ten of them, per broker);
+* creating and deleting a one-partition topic: through the control API and
+  over the wire (CreateTopics/DeleteTopics on a fresh connection each);
 * the per-test overhead of the plugin's per-test fixture and a suite of 200
   tests, each with its own broker (a pytest subprocess, against the same
   200 tests sharing one broker).
@@ -186,6 +188,28 @@ def idle_embedded_memory(count: int = 10) -> float:
     return (after - before) / count
 
 
+def topic_create_delete(n: int = 50) -> dict[str, float]:
+    """Median seconds to create and to delete a one-partition topic, by control API and by wire."""
+    import hmb
+    from hmb.pytest_plugin import ExternalBroker
+
+    out: dict[str, float] = {}
+    with hmb.Broker() as broker:
+        wire = ExternalBroker(broker.bootstrap_servers)
+        for way, target in (("control", broker), ("wire", wire)):
+            created, deleted = [], []
+            for i in range(n):
+                started = time.perf_counter()
+                target.create_topic(f"{way}-{i}")
+                created.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                target.delete_topic(f"{way}-{i}")
+                deleted.append(time.perf_counter() - started)
+            out[f"{way}_create_s"] = statistics.median(created)
+            out[f"{way}_delete_s"] = statistics.median(deleted)
+    return out
+
+
 _SUITE = """
 import pytest
 
@@ -238,6 +262,7 @@ def run(repeat: int, suite_n: int) -> dict[str, Any]:
     out["embedded_start_s"] = _stats([s for s, _ in starts])
     out["embedded_stop_s"] = _stats([s for _, s in starts])
     out["idle_embedded_rss_bytes"] = idle_embedded_memory()
+    out["topic_create_delete"] = topic_create_delete()
     suites = [
         (suite_time("hmb_broker", suite_n), suite_time("hmb_fresh_broker", suite_n)) for _ in range(repeat)
     ]
