@@ -38,6 +38,7 @@ class Broker:
         self.config = config
         self.clock = clock or Clock()  # the one time every expiry reads (hmb.clock)
         self.logs = LogManager(list(config.log_dirs), config.log)
+        self.logs.wall = self.clock.wall
         self.groups = GroupCoordinator(
             min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,

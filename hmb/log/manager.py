@@ -81,6 +81,7 @@ class LogManager:
         self.creating: set[str] = set()
         self._cluster_id: str | None = None
         self._producer_ids: ProducerIdManager | None = None
+        self.wall: Callable[[], float] = time.time  # the broker's clock (hmb.clock), for segment.ms
 
     @property
     def cluster_id(self) -> str:
@@ -129,7 +130,7 @@ class LogManager:
             for p in range(count):
                 directory = parts.get(p) or self._pick_dir() / f"{topic}-{p}"
                 clean = directory.parent in clean_dirs
-                logs.append(PartitionLog.open(directory, topic, p, self.config, clean=clean))
+                logs.append(self._clocked(PartitionLog.open(directory, topic, p, self.config, clean=clean)))
             self.topics[topic] = logs
         self._cluster_id = load_cluster_id(self.log_dirs)
         floor = max((plog.max_producer_id() for plog in self.all_logs()), default=-1) + 1
@@ -153,6 +154,10 @@ class LogManager:
         return min(self.log_dirs, key=lambda d: counts[d])
 
     # ---------------------------------------------------------------- topics
+
+    def _clocked(self, plog: PartitionLog) -> PartitionLog:
+        plog.wall = self.wall
+        return plog
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         logs = self.topics.get(topic)
@@ -198,9 +203,8 @@ class LogManager:
         self.creating.add(topic)
         try:
             for p in range(partitions):
-                logs.append(
-                    PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, self.config, clean=True)
-                )
+                plog = PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, self.config, clean=True)
+                logs.append(self._clocked(plog))
                 yield p + 1
             self.topics[topic] = logs
         except BaseException:

@@ -175,7 +175,6 @@ PROPERTIES: tuple[Property, ...] = (
         synonyms=(Synonym("log.roll.hours", _HOUR_MS),),
         at_least=1,
         unit="ms",
-        acted_on=False,
     ),
     Property(
         "log.index.interval.bytes",

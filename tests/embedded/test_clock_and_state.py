@@ -122,3 +122,17 @@ def test_records_shows_what_was_appended(hmb_fresh_broker: EmbeddedBroker) -> No
     )
     (rec,) = broker.records("r")
     assert (rec["offset"], rec["timestamp"], rec["key"], rec["value"]) == (0, 1234, b"key", b"value")
+
+
+def test_segment_ms_rolls_the_active_segment_when_the_clock_moves() -> None:
+    with EmbeddedBroker({"log.roll.hours": "1"}) as broker:
+        line = json.dumps({"topic": "aging", "partition": 0, "value": "x"})
+        broker.seed([line])
+        broker.advance_clock(timedelta(minutes=59))
+        broker.seed([line])
+        plog = broker.core.logs.get("aging", 0)  # type: ignore[union-attr]
+        assert list(plog.segments) == [0]  # younger than an hour: one segment
+        broker.advance_clock(timedelta(minutes=2))
+        broker.seed([line])
+        assert list(plog.segments) == [0, 2]  # the third record starts a new segment
+        assert broker.watermarks("aging")["high_watermark"] == 3

@@ -67,7 +67,7 @@ def test_runs_in_a_callers_trio_nursery() -> None:
             names = await trio.to_thread.run_sync(ask)
             requests = await broker.control.requests()
             assert requests[-1]["api_name"] == "METADATA"
-            with pytest.raises(RuntimeError, match="await broker.control"):
+            with pytest.raises(RuntimeError, match=r"await broker\.control"):
                 broker.topics()  # the synchronous face needs the broker in its own thread
             nursery.cancel_scope.cancel()
         assert not broker.data_dir.exists()
