@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -100,6 +101,54 @@ def test_librdkafka_reconnects_after_a_dropped_connection(hmb_fresh_broker: Embe
     producer.produce(topic, value=b"once")
     assert producer.flush(30) == 0
     assert [r["value"] for r in broker.records(topic)] == [b"once"]
+
+
+def test_librdkafka_rides_out_a_broker_unavailable_for_a_while(hmb_fresh_broker: EmbeddedBroker) -> None:
+    from confluent_kafka import Producer
+
+    broker = hmb_fresh_broker
+    topic = broker.create_topic("down")
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True})
+    producer.produce(topic, value=b"before")
+    assert producer.flush(30) == 0
+    broker.make_unavailable(0.5)
+    producer.produce(topic, value=b"during")
+    assert producer.flush(30) == 0  # reconnects until the broker answers again
+    assert [r["value"] for r in broker.records(topic)] == [b"before", b"during"]
+
+
+def test_consumers_retry_refused_fetches(hmb_fresh_broker: EmbeddedBroker) -> None:
+    """Fetch refused per partition (the reply echoes the topic and partition): consumers go on."""
+    from confluent_kafka import Consumer
+    from kafka import KafkaConsumer
+
+    broker = hmb_fresh_broker
+    topic = broker.create_topic("refetch")
+    broker.seed([json.dumps({"topic": topic, "partition": 0, "value": f"m{i}"}) for i in range(3)])
+    broker.inject("FETCH", count=3, error="NOT_LEADER_OR_FOLLOWER", topic=topic, partition=0)
+    rd = Consumer(
+        {"bootstrap.servers": broker.bootstrap_servers, "group.id": "rd", "auto.offset.reset": "earliest"}
+    )
+    rd.subscribe([topic])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(got) < 3 and time.monotonic() < deadline:
+        msg = rd.poll(0.5)
+        if msg is not None and msg.error() is None:
+            got.append(msg.value())
+    rd.close()
+    assert got == [b"m0", b"m1", b"m2"]
+    fetches = [r for r in broker.requests() if r["api_name"] == "FETCH"]
+    assert len(fetches) >= 4  # three refused, then served
+    broker.inject("FETCH", count=2, error="NOT_LEADER_OR_FOLLOWER", topic=topic)
+    kp = KafkaConsumer(
+        topic,
+        bootstrap_servers=broker.bootstrap_servers,
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=20_000,
+    )
+    assert [next(kp).value for _ in range(3)] == [b"m0", b"m1", b"m2"]
+    kp.close()
 
 
 def test_request_log_names_api_version_and_client(hmb_fresh_broker: EmbeddedBroker) -> None:
