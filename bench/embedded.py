@@ -13,7 +13,8 @@ Measures, each repeated and reported as median (and min):
   (``hmb.Broker``), an hmb subprocess and Tansu;
 * an embedded broker's start and stop alone, and the resident memory an
   idle embedded broker adds to the process (RSS before and after starting
-  ten of them, per broker);
+  ten of them, per broker; and a fresh interpreter's growth from importing
+  hmb and starting the first one);
 * creating and deleting a one-partition topic: through the control API and
   over the wire (CreateTopics/DeleteTopics on a fresh connection each);
 * the per-test overhead of the plugin's per-test fixture and a suite of 200
@@ -210,6 +211,27 @@ def topic_create_delete(n: int = 50) -> dict[str, float]:
     return out
 
 
+_FIRST_BROKER_RSS = """
+import json
+def rss():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+base = rss()
+import hmb
+broker = hmb.Broker().start()
+print(json.dumps(rss() - base))
+broker.stop()
+"""
+
+
+def first_embedded_memory() -> int:
+    """Bytes of resident memory a fresh interpreter gains by importing hmb and starting one broker."""
+    out = subprocess.run(
+        [sys.executable, "-c", _FIRST_BROKER_RSS], check=True, capture_output=True, text=True, env=_env()
+    )
+    return int(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
 _SUITE = """
 import pytest
 
@@ -262,6 +284,7 @@ def run(repeat: int, suite_n: int) -> dict[str, Any]:
     out["embedded_start_s"] = _stats([s for s, _ in starts])
     out["embedded_stop_s"] = _stats([s for _, s in starts])
     out["idle_embedded_rss_bytes"] = idle_embedded_memory()
+    out["first_embedded_rss_bytes_with_imports"] = first_embedded_memory()
     out["topic_create_delete"] = topic_create_delete()
     suites = [
         (suite_time("hmb_broker", suite_n), suite_time("hmb_fresh_broker", suite_n)) for _ in range(repeat)
