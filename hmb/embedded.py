@@ -27,6 +27,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -61,6 +62,8 @@ class EmbeddedBroker:
     ) -> None:
         self._own_dir = data_dir is None
         self.data_dir = _temp_dir() if data_dir is None else Path(data_dir)
+        if self._own_dir:  # a broker never stopped must not leave its directory in /dev/shm
+            weakref.finalize(self, shutil.rmtree, self.data_dir, ignore_errors=True)
         props = {
             "listeners": f"PLAINTEXT://{host}:{port}",
             "log.dirs": str(self.data_dir),

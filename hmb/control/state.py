@@ -129,7 +129,8 @@ def producers(services: Services, topic: str, partition: int) -> dict[int, dict[
 # ---------------------------------------------------------------- snapshot and seed
 
 
-def _enc(data: bytes | None) -> Any:
+def as_json_bytes(data: bytes | None) -> Any:
+    """Bytes as JSON: text when UTF-8, else ``{"base64": ...}``; None stays null."""
     if data is None:
         return None
     try:
@@ -138,7 +139,7 @@ def _enc(data: bytes | None) -> Any:
         return {"base64": base64.b64encode(data).decode()}
 
 
-def _dec(value: Any, where: str) -> bytes | None:
+def from_json_bytes(value: Any, where: str) -> bytes | None:
     if value is None:
         return None
     if isinstance(value, str):
@@ -161,9 +162,9 @@ def snapshot(services: Services) -> Iterator[str]:
                     "partition": p,
                     "offset": r["offset"],
                     "timestamp": r["timestamp"],
-                    "key": _enc(r["key"]),
-                    "value": _enc(r["value"]),
-                    "headers": [[k, _enc(v)] for k, v in r["headers"]],
+                    "key": as_json_bytes(r["key"]),
+                    "value": as_json_bytes(r["value"]),
+                    "headers": [[k, as_json_bytes(v)] for k, v in r["headers"]],
                 }
                 yield json.dumps(line)
     for g in sorted(services.offsets.groups()):
@@ -201,10 +202,10 @@ def _parse_seed(lines: Iterable[str]) -> tuple[dict[str, int], dict[tuple[str, i
             part = obj["partition"]
             if not isinstance(part, int) or part < 0:
                 raise ValueError(f"{where}: 'partition' must be a non-negative integer")
-            headers = [(str(k), _dec(v, where)) for k, v in obj.get("headers", [])]
+            headers = [(str(k), from_json_bytes(v, where)) for k, v in obj.get("headers", [])]
             record = (
-                _dec(obj.get("key"), where),
-                _dec(obj.get("value"), where),
+                from_json_bytes(obj.get("key"), where),
+                from_json_bytes(obj.get("value"), where),
                 obj.get("timestamp"),
                 headers,
             )

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from hmb.control.state import _enc
+from hmb.control.state import as_json_bytes
 
 if TYPE_CHECKING:
     from hmb.config import Listener
@@ -62,7 +62,7 @@ MAX_LINE = 64 << 20
 
 def jsonable(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
-        return _enc(bytes(value))
+        return as_json_bytes(bytes(value))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return jsonable(dataclasses.asdict(value))
     if isinstance(value, dict):
