@@ -45,7 +45,7 @@ class Broker:
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
             clock=self.clock,
         )
-        self.services = Services(config, self.logs, self.groups, self.advertised)
+        self.services = Services(config, self.logs, self.groups, self.advertised, clock=self.clock)
         self.dispatcher = Dispatcher(self.services)
         self.bound: tuple[str, int] | None = None
         self.control: Any = None  # hmb.control.api.Control, once a test or control.listener asks for it

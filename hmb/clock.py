@@ -31,6 +31,7 @@ class Clock:
     def __init__(self) -> None:
         self.skew = 0.0
         self._listeners: list[Callable[[], None]] = []
+        self._advanced: trio.Event | None = None
 
     def wall(self) -> float:
         """Epoch seconds, as the broker sees them."""
@@ -51,10 +52,19 @@ class Clock:
         """Call ``listener`` (in the broker's trio thread) after every :meth:`advance`."""
         self._listeners.append(listener)
 
+    def advanced(self) -> trio.Event:
+        """An event set by the next :meth:`advance`: a wait on a broker deadline waits for it too."""
+        if self._advanced is None:
+            self._advanced = trio.Event()
+        return self._advanced
+
     def advance(self, seconds: float) -> None:
         """Move the broker's time forward; sleepers on broker deadlines wake and re-check."""
         if seconds < 0:
             raise ValueError("the clock only moves forward")
         self.skew += seconds
+        event, self._advanced = self._advanced, None
+        if event is not None:
+            event.set()
         for listener in self._listeners:
             listener()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
 from pathlib import Path
 
-from wire import WireClient
+from wire import WireClient, fetch_body
 
+import kproto
 from hmb.embedded import EmbeddedBroker
 from kproto import ApiKey, ErrorCode
 from kproto.records.default_builder import RecordBatchBuilder
@@ -136,3 +138,22 @@ def test_segment_ms_rolls_the_active_segment_when_the_clock_moves() -> None:
         broker.seed([line])
         assert list(plog.segments) == [0, 2]  # the third record starts a new segment
         assert broker.watermarks("aging")["high_watermark"] == 3
+
+
+def test_a_long_poll_fetch_ends_when_the_clock_passes_its_max_wait(hmb_fresh_broker: EmbeddedBroker) -> None:
+    broker = hmb_fresh_broker
+    broker.create_topic("quiet")
+    # an hour's wait: only the clock can end it within the test
+    fetch = fetch_body("quiet", 0, 0, max_wait_ms=3_600_000, min_bytes=1)
+    with WireClient(broker.bootstrap_servers, timeout=30) as client:
+        cid = client.send(ApiKey.FETCH, 2, fetch)
+        waiting = lambda: any(r["api_name"] == "FETCH" for r in broker.requests())  # noqa: E731
+        deadline = time.monotonic() + 10
+        while not waiting() and time.monotonic() < deadline:
+            time.sleep(0.01)  # bounded wait for the request to arrive
+        broker.advance_clock(timedelta(hours=1))
+        frame = client.read_frame()
+        assert frame is not None
+        reply = kproto.decode_response(ApiKey.FETCH, 2, frame)
+        assert reply.correlation_id == cid
+        assert reply.body.responses[0].partitions[0].error_code == 0
