@@ -28,11 +28,12 @@ async def main():
         nursery.cancel_scope.cancel()
 
 trio.run(main)
-print(json.dumps(sorted(m for m in ("numpy", "importlib.metadata", "crc32c") if m in sys.modules)))
+late = ("numpy", "importlib.metadata", "crc32c", "hmb.control")
+print(json.dumps(sorted(m for m in late if m in sys.modules)))
 """
 
 
-def test_a_fresh_broker_starts_without_numpy_or_importlib_metadata() -> None:
+def test_a_fresh_broker_starts_without_numpy_importlib_metadata_or_control() -> None:
     out = subprocess.run(
         [sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
     )
