@@ -91,9 +91,7 @@ class Broker:
             async with trio.open_nursery() as nursery:
                 host, port = await nursery.start(serve, self.config, self.dispatcher)
                 self.bound = (host, port)
-                await nursery.start(
-                    self.logs.run_retention, self.config.retention_check_interval_ms / 1000, self.clock.wall
-                )
+                await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
                 if self.config.control_listener is not None:

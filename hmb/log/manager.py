@@ -81,7 +81,7 @@ class LogManager:
         self.creating: set[str] = set()
         self._cluster_id: str | None = None
         self._producer_ids: ProducerIdManager | None = None
-        self.wall: Callable[[], float] = time.time  # the broker's clock (hmb.clock), for segment.ms
+        self.wall: Callable[[], float] = time.time  # the broker's clock (hmb.clock): retention, segment.ms
 
     @property
     def cluster_id(self) -> str:
@@ -247,14 +247,12 @@ class LogManager:
 
     # ---------------------------------------------------------------- background work
 
-    async def run_retention(  # type: ignore[no-untyped-def]
-        self, interval_s: float, now: Callable[[], float] = time.time, *, task_status=trio.TASK_STATUS_IGNORED
-    ) -> None:
-        """Apply retention every ``interval_s`` (log.retention.check.interval.ms), ages by ``now()``."""
+    async def run_retention(self, interval_s: float, *, task_status=trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
+        """Apply retention every ``interval_s`` (log.retention.check.interval.ms), by the broker's clock."""
         task_status.started()
         while True:
             await trio.sleep(interval_s)
-            await self.apply_retention(now())
+            await self.apply_retention(self.wall())
 
     async def apply_retention(self, now: float) -> None:
         """One retention pass over every partition, as if the epoch time were ``now``."""
