@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import logging
 import socket
+from typing import Any
 
 import trio
 
 from hmb import __version__
 from hmb.api.context import Services
 from hmb.api.dispatch import Dispatcher
+from hmb.clock import Clock
 from hmb.config import BrokerConfig, Listener
 from hmb.groups.coordinator import GroupCoordinator
 from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
@@ -33,18 +35,25 @@ log = logging.getLogger(__name__)
 
 
 class Broker:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, *, clock: Clock | None = None) -> None:
         self.config = config
+        self.clock = clock or Clock()  # the one time every expiry reads (hmb.clock)
         self.logs = LogManager(list(config.log_dirs), config.log)
+        self.logs.wall = self.clock.wall
         self.groups = GroupCoordinator(
             min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+            clock=self.clock,
         )
         self.settings = Settings(config, self.logs)
-        self.services = Services(config, self.logs, self.groups, self.advertised, self.settings)
+        self.services = Services(
+            config, self.logs, self.groups, self.advertised, self.settings, clock=self.clock
+        )
         self.dispatcher = Dispatcher(self.services)
         self.bound: tuple[str, int] | None = None
+        self.control: Any = None  # hmb.control.api.Control, once a test or control.listener asks for it
+        self.control_bound: tuple[str, int] | None = None
 
     def advertised(self) -> Listener:
         """The address clients are told: advertised.listeners, else the bound listener."""
@@ -64,7 +73,7 @@ class Broker:
         self.logs.load()
         self.settings.load()  # dynamic broker settings change the log's defaults
         plog = self.logs.get(OFFSETS_TOPIC, 0) or self.logs.create_topic(OFFSETS_TOPIC, 1)[0]
-        offsets = OffsetStore(plog)
+        offsets = OffsetStore(plog, self.clock.wall_ms)
         loaded = offsets.load()
         self.services.offsets = offsets
         if loaded:
@@ -72,6 +81,14 @@ class Broker:
 
     def close(self) -> None:
         self.logs.close()
+
+    async def _start_control(self, nursery: trio.Nursery, listener: Listener) -> None:
+        """The test-control endpoint (control.listener): imported only when configured."""
+        from hmb.control.api import Control
+        from hmb.control.wire import serve_control
+
+        control = self.control or Control(self)
+        self.control_bound = await nursery.start(serve_control, listener, control)
 
     async def run(self, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED) -> None:
         self.open()
@@ -82,6 +99,8 @@ class Broker:
                 await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
+                if self.config.control_listener is not None:
+                    await self._start_control(nursery, self.config.control_listener)
                 adv = self.advertised()
                 log.info(
                     "hmb %s listening on %s:%d (advertised %s:%d), data in %s",

@@ -57,6 +57,7 @@ class BrokerConfig:
     # A Listener is frozen, so sharing the table's default is safe.
     listener: Listener = default_of("listeners")  # noqa: RUF009
     advertised: Listener | None = default_of("advertised.listeners")  # noqa: RUF009 (None: the listener)
+    control_listener: Listener | None = default_of("control.listener")  # noqa: RUF009 (None: off)
     socket_request_max_bytes: int = default_of("socket.request.max.bytes")
     queued_max_requests: int = default_of("queued.max.requests")  # per connection here
     node_id: int = default_of("node.id")

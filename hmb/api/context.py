@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from hmb.clock import Clock
 from kproto import Request
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class Services:
     advertised: Callable[[], Listener]
     settings: Settings
     _offsets: OffsetStore | None = None
+    clock: Clock = field(default_factory=Clock)  # the broker's time (hmb.clock): fetch waits on it
 
     @property
     def offsets(self) -> OffsetStore:

@@ -12,7 +12,10 @@ Rules, in the order they apply to a frame:
 4. Any other API key or version we do not serve closes the connection with
    a logged reason naming what we do serve.
 5. A body that does not parse closes the connection.
-6. The handler runs with a :class:`RequestContext`; its reply becomes a
+6. A test's interceptor (:mod:`hmb.control`, only when the broker has one)
+   sees the decoded request first: it logs it and may delay it, close the
+   connection or answer it with an injected error instead of the handler.
+7. The handler runs with a :class:`RequestContext`; its reply becomes a
    frame (a body is encoded here; a handler's own bytes or pieces pass
    through; silence stays silence).
 
@@ -23,10 +26,12 @@ per-request metrics) belong here too.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import kproto
 from hmb.api import HANDLERS
 from hmb.api.api_versions import unsupported_version_response
-from hmb.api.context import CloseConnection, NoResponse, RawResponse, RequestContext, Services, Session
+from hmb.api.context import CloseConnection, NoResponse, RawResponse, Reply, RequestContext, Services, Session
 from hmb.api.registry import Handler
 from kproto import ApiKey, DecodeError, KprotoError, UnsupportedVersionError
 from kproto.produce_fast import decode_produce_request
@@ -37,6 +42,12 @@ Outcome = bytes | RawResponse | None
 """What goes back for one request: a whole frame, a frame in pieces, or nothing."""
 
 
+class Interceptor(Protocol):
+    """Sees each decoded request before its handler (rule 6); None lets the handler answer."""
+
+    async def intercept(self, request: kproto.Request, session: Session) -> Reply | None: ...
+
+
 class Dispatcher:
     """Answers the request frames of every connection of one broker."""
 
@@ -45,6 +56,7 @@ class Dispatcher:
         self.handlers = HANDLERS if handlers is None else handlers
         self._produce = self.handlers.get(ApiKey.PRODUCE)
         self._max_size = services.config.socket_request_max_bytes
+        self.interceptor: Interceptor | None = None  # set by brokers under test control
 
     async def dispatch(self, frame: bytes, session: Session) -> Outcome:
         """The reply to ``frame``; raises :class:`CloseConnection` when the connection must end."""
@@ -72,7 +84,9 @@ class Dispatcher:
                 raise CloseConnection(str(exc)) from None
             except KprotoError as exc:
                 raise CloseConnection(f"malformed request: {exc}") from None
-        reply = await handler.handle(RequestContext(self.services, request, session))
+        reply = None if self.interceptor is None else await self.interceptor.intercept(request, session)
+        if reply is None:
+            reply = await handler.handle(RequestContext(self.services, request, session))
         if isinstance(reply, NoResponse):
             return None
         if isinstance(reply, (RawResponse, bytes)):

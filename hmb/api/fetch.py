@@ -160,16 +160,19 @@ async def _downconvert_all(topics: list[tuple[str, Partitions]], version: int) -
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     version = ctx.request.version
-    deadline = trio.current_time() + max(0, body.max_wait_ms) / 1000
+    clock = ctx.services.clock  # max_wait_ms runs on the broker's clock: a test moving it ends the wait
+    deadline = clock.monotonic() + max(0, body.max_wait_ms) / 1000
     while True:
         stack = contextlib.ExitStack()
         topics, total, errors, logs = _collect(ctx, stack)
-        done = total >= body.min_bytes or errors or not logs or trio.current_time() >= deadline
+        done = total >= body.min_bytes or errors or not logs or clock.monotonic() >= deadline
         if done or ctx.client_gone.is_set():
             break
-        events = [plog.appended_event() for plog in logs] + [ctx.client_gone]
+        events = [plog.appended_event() for plog in logs] + [ctx.client_gone, clock.advanced()]
         stack.close()
-        await wait_any(events, deadline if math.isfinite(deadline) else trio.current_time() + 3600)
+        await wait_any(
+            events, clock.trio_deadline(deadline) if math.isfinite(deadline) else trio.current_time() + 3600
+        )
     if version <= 3:
         try:
             await _downconvert_all(topics, version)

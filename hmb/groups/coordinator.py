@@ -38,8 +38,9 @@ Rules of this module:
   rejoin, as clients do on UNKNOWN_MEMBER_ID.
 * Expiry is driven by one timer task that sleeps until the earliest deadline
   of any group and is woken when a deadline moves earlier; no polling.  Time
-  is ``trio.current_time()``: the real clock in the broker, a MockClock in
-  tests, where timeouts then pass in no real time.
+  is the broker's :class:`~hmb.clock.Clock` (trio's clock plus the skew a
+  test adds with ``advance``, which wakes the timer): the real clock in the
+  broker, a MockClock in tests, where timeouts then pass in no real time.
 * The coordinator knows nothing of the wire: handlers translate requests to
   these calls and the results to responses.
 """
@@ -54,6 +55,7 @@ from typing import assert_never
 
 import trio
 
+from hmb.clock import Clock
 from hmb.groups.states import Action, GroupEvent, GroupState, transition
 from kproto import ErrorCode
 
@@ -153,8 +155,11 @@ class GroupCoordinator:
         min_session_timeout_ms: int = 6000,
         max_session_timeout_ms: int = 1_800_000,
         initial_rebalance_delay_ms: int = 0,
+        clock: Clock | None = None,
     ) -> None:
         self.groups: dict[str, Group] = {}
+        self.clock = clock or Clock()
+        self.clock.on_advance(self._deadlines_changed)
         self.min_session_timeout_s = min_session_timeout_ms / 1000
         self.max_session_timeout_s = max_session_timeout_ms / 1000
         self.initial_rebalance_delay_s = initial_rebalance_delay_ms / 1000
@@ -169,11 +174,11 @@ class GroupCoordinator:
         """Expire sessions, pending ids and rebalance timeouts; sleeps until the next deadline."""
         task_status.started()
         while True:
-            now = trio.current_time()
+            now = self.clock.monotonic()
             self.expire(now)
             nxt = self._next_deadline()
             self._timer_changed = trio.Event()
-            with trio.move_on_at(nxt if nxt is not None else now + 3600):
+            with trio.move_on_at(self.clock.trio_deadline(nxt if nxt is not None else now + 3600)):
                 await self._timer_changed.wait()
 
     def _next_deadline(self) -> float | None:
@@ -227,7 +232,7 @@ class GroupCoordinator:
         self._deadlines_changed()
 
     def _act(self, g: Group, action: Action) -> None:
-        now = trio.current_time()
+        now = self.clock.monotonic()
         match action:
             case Action.START_REBALANCE | Action.START_FIRST_REBALANCE:
                 timeout = max((m.rebalance_timeout_s for m in g.members.values()), default=0.0)
@@ -329,7 +334,7 @@ class GroupCoordinator:
                 return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id)
         if g is None:
             g = self.groups[group_id] = Group(group_id)
-        now = trio.current_time()
+        now = self.clock.monotonic()
         replaced = False
         if not member_id and group_instance_id is not None and group_instance_id in g.static_members:
             member_id = self._replace_static_member(g, group_instance_id, client_id)
@@ -394,7 +399,7 @@ class GroupCoordinator:
         finally:
             if waiter in m.join_waiters:  # abandoned before the rebalance completed
                 m.join_waiters.remove(waiter)
-                m.last_seen = trio.current_time()  # alive until now; the session clock runs again
+                m.last_seen = self.clock.monotonic()  # alive until now; the session clock runs again
                 self._deadlines_changed()
         return waiter.result or JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
 
@@ -452,7 +457,7 @@ class GroupCoordinator:
         if generation_id != g.generation_id:
             return ErrorCode.ILLEGAL_GENERATION, b""
         m = g.members[member_id]
-        m.last_seen = trio.current_time()
+        m.last_seen = self.clock.monotonic()
         if g.state == GroupState.PREPARING_REBALANCE:
             return ErrorCode.REBALANCE_IN_PROGRESS, b""
         if g.state == GroupState.STABLE:
@@ -469,7 +474,7 @@ class GroupCoordinator:
             await done.wait()
         finally:
             m.sync_waiters -= 1
-            m.last_seen = trio.current_time()
+            m.last_seen = self.clock.monotonic()
             self._deadlines_changed()
         if g.members.get(member_id) is not m:
             return ErrorCode.UNKNOWN_MEMBER_ID, b""
@@ -485,7 +490,7 @@ class GroupCoordinator:
             return ErrorCode.FENCED_INSTANCE_ID
         if g is None or member_id not in g.members:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        g.members[member_id].last_seen = trio.current_time()
+        g.members[member_id].last_seen = self.clock.monotonic()
         if generation_id != g.generation_id:
             return ErrorCode.ILLEGAL_GENERATION
         if g.state == GroupState.PREPARING_REBALANCE:
@@ -533,7 +538,7 @@ class GroupCoordinator:
                 return ErrorCode.ILLEGAL_GENERATION
             if g.state == GroupState.COMPLETING_REBALANCE:
                 return ErrorCode.REBALANCE_IN_PROGRESS
-            m.last_seen = trio.current_time()
+            m.last_seen = self.clock.monotonic()
             return ErrorCode.NONE
         if g.members:
             return ErrorCode.UNKNOWN_MEMBER_ID  # a simple commit into an active group would undo its work

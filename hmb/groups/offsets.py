@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -80,8 +81,9 @@ class CommitEntry(NamedTuple):
 class OffsetStore:
     """Group -> (topic, partition) -> committed offset, backed by one log partition."""
 
-    def __init__(self, plog: PartitionLog) -> None:
+    def __init__(self, plog: PartitionLog, wall_ms: Callable[[], int] | None = None) -> None:
         self.plog = plog
+        self.wall_ms = wall_ms or (lambda: int(time.time() * 1000))  # the broker's clock
         self._offsets: dict[tuple[str, str, int], CommittedOffset] = {}
 
     def load(self) -> int:
@@ -144,7 +146,7 @@ class OffsetStore:
         retention (offsets are not expired here) and the record is written
         in schema v3, with the leader epoch.
         """
-        now = int(time.time() * 1000)
+        now = self.wall_ms()
         records = []
         stored: list[tuple[CommitEntry, CommittedOffset]] = []
         for e in entries:

@@ -28,7 +28,7 @@ __all__ = ["NEVER", "LogConfig", "TopicConfig"]
 @dataclass(frozen=True)
 class TopicConfig:
     segment_bytes: int = default_of("log.segment.bytes")  # segment.bytes
-    segment_ms: int = default_of("log.roll.ms")  # segment.ms (declared only)
+    segment_ms: int = default_of("log.roll.ms")  # segment.ms
     index_interval_bytes: int = default_of("log.index.interval.bytes")  # index.interval.bytes
     index_max_bytes: int = default_of("log.index.size.max.bytes")  # segment.index.bytes
     retention_ms: int = default_of("log.retention.ms")  # retention.ms (-1: forever)

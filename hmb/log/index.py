@@ -8,6 +8,9 @@ the wanted message and the rest is a short scan of message headers.
 
 The file is preallocated to ``log.index.size.max.bytes`` and memory-mapped
 with numpy, as Kafka mmaps it; it is trimmed to its entries on close.
+numpy is imported on first use, not with this module: an empty index (what
+a fresh broker's start creates) needs none, and numpy's import would be a
+third of ``hmb serve``'s start-up.
 Searching a big-endian map with ``searchsorted`` would copy it on every call,
 so a native-endian mirror of the keys is kept in memory for lookups.
 
@@ -18,15 +21,30 @@ trusted.
 
 from __future__ import annotations
 
+import array
 import os
 import struct
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+
+    class _LazyNumpy:
+        """``np`` until numpy is first needed; then the module itself replaces it."""
+
+        def __getattr__(self, name: str) -> Any:
+            import numpy
+
+            globals()["np"] = numpy
+            return getattr(numpy, name)
+
+    np = _LazyNumpy()
 
 ENTRY_SIZE = 8
 _RESERVE_STEP = 64 * 1024
-_BE = np.dtype(">u4")
+_BE = ">u4"  # big-endian u32, the file's layout
 _ENTRY = struct.Struct(">II")
 
 
@@ -40,10 +58,13 @@ class OffsetIndex:
         path.touch(exist_ok=True)  # every segment has its .index, as in Kafka, even before an entry
         existing = path.stat().st_size
         entries = existing // ENTRY_SIZE
-        self._keys = np.zeros(max(16, entries), dtype=np.uint32)
-        self._positions = np.zeros(max(16, entries), dtype=np.uint32)
+        # native-endian mirrors; plain arrays until the first entry (no numpy needed for an empty index)
+        self._keys: Any = array.array("I", bytes(64))
+        self._positions: Any = array.array("I", bytes(64))
         self.entries = 0
         if entries:
+            self._keys = np.zeros(entries, dtype=np.uint32)
+            self._positions = np.zeros(entries, dtype=np.uint32)
             raw = np.fromfile(path, dtype=_BE, count=entries * 2).reshape(-1, 2)
             keys = raw[:, 0].astype(np.uint32)
             positions = raw[:, 1].astype(np.uint32)

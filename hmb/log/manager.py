@@ -24,7 +24,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 
 import trio
@@ -87,6 +87,7 @@ class LogManager:
         self.creating: set[str] = set()
         self._cluster_id: str | None = None
         self._producer_ids: ProducerIdManager | None = None
+        self.wall: Callable[[], float] = time.time  # the broker's clock (hmb.clock): retention, segment.ms
 
     @property
     def cluster_id(self) -> str:
@@ -136,7 +137,9 @@ class LogManager:
             for p in range(count):
                 directory = parts.get(p) or self._pick_dir() / f"{topic}-{p}"
                 clean = directory.parent in clean_dirs
-                logs.append(PartitionLog.open(directory, topic, p, self.config_of(topic), clean=clean))
+                logs.append(
+                    self._clocked(PartitionLog.open(directory, topic, p, self.config_of(topic), clean=clean))
+                )
             self.topics[topic] = logs
         self._cluster_id = load_cluster_id(self.log_dirs)
         floor = max((plog.max_producer_id() for plog in self.all_logs()), default=-1) + 1
@@ -160,6 +163,10 @@ class LogManager:
         return min(self.log_dirs, key=lambda d: counts[d])
 
     # ---------------------------------------------------------------- topics
+
+    def _clocked(self, plog: PartitionLog) -> PartitionLog:
+        plog.wall = self.wall
+        return plog
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         logs = self.topics.get(topic)
@@ -249,9 +256,8 @@ class LogManager:
             if overrides:
                 self.topic_configs.set(topic, overrides)
             for p in range(partitions):
-                logs.append(
-                    PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, config, clean=True)
-                )
+                plog = PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, config, clean=True)
+                logs.append(self._clocked(plog))
                 yield p + 1
             self.topics[topic] = logs
             if overrides:
@@ -299,12 +305,16 @@ class LogManager:
     # ---------------------------------------------------------------- background work
 
     async def run_retention(self, interval_s: float, *, task_status=trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
-        """Apply retention every ``interval_s`` (log.retention.check.interval.ms)."""
+        """Apply retention every ``interval_s`` (log.retention.check.interval.ms), by the broker's clock."""
         task_status.started()
         while True:
             await trio.sleep(interval_s)
-            for plog in self.all_logs():
-                await plog.apply_retention()
+            await self.apply_retention(self.wall())
+
+    async def apply_retention(self, now: float) -> None:
+        """One retention pass over every partition, as if the epoch time were ``now``."""
+        for plog in self.all_logs():
+            await plog.apply_retention(now)
 
     async def run_flusher(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
         """fsync on each topic's flush.ms even when no append triggers it.

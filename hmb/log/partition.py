@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +85,8 @@ class PartitionLog:
         self._waited = False  # whether _appended was handed out since it was last replaced
         self.producers = ProducerStateManager()
         self.deleted = False
+        self.wall: Callable[[], float] = time.time  # the broker's clock (hmb.clock), set by the manager
+        self._active_since: float | None = None  # segment.ms: the active segment's first append
 
     # ---------------------------------------------------------------- opening
 
@@ -236,8 +238,10 @@ class PartitionLog:
                         f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused"
                     )
         buf = result.buf
-        if seg.size and (seg.size + len(buf) > self.config.segment_bytes or seg.index_full):
+        if seg.size and (seg.size + len(buf) > self.config.segment_bytes or seg.index_full or self._aged()):
             seg = await self._roll(base)
+        elif self._active_since is None:
+            self._active_since = self.wall()
         seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), result.max_timestamp))
         for b in idempotent:
             self.producers.record(
@@ -288,6 +292,12 @@ class PartitionLog:
             return (time.monotonic() - state.last_flush) * 1000 >= cfg.flush_interval_ms
         return False
 
+    def _aged(self) -> bool:
+        """segment.ms: the active segment took its first append longer ago than that (Kafka's
+        roll by the first batch's time; a segment reopened at start counts from its next append)."""
+        since = self._active_since
+        return since is not None and (self.wall() - since) * 1000 >= self.config.segment_ms
+
     async def _roll(self, base_offset: int) -> LogSegment:
         old = self.active
         await trio.to_thread.run_sync(old.flush)
@@ -295,6 +305,7 @@ class PartitionLog:
         seg = self._new_segment(base_offset)
         seg.next_offset = base_offset
         self.segments[base_offset] = seg
+        self._active_since = self.wall()
         log.info("rolled %s-%d: new segment %s", self.topic, self.partition, seg.log_path.name)
         return seg
 

@@ -73,6 +73,17 @@ PROPERTIES: tuple[Property, ...] = (
         shown_default="the listener",
     ),
     Property(
+        "control.listener",
+        LISTENER,
+        None,
+        "Where the test-control endpoint listens (hmb's own, no Kafka setting): JSON lines to "
+        "inspect the broker, inject faults, move its clock, seed and snapshot it. Off unless "
+        "set; give a loopback address (`127.0.0.1:PORT`): it has no authentication.",
+        NETWORK,
+        attr="control_listener",
+        shown_default="off",
+    ),
+    Property(
         "socket.request.max.bytes",
         INT,
         104_857_600,
@@ -164,7 +175,6 @@ PROPERTIES: tuple[Property, ...] = (
         synonyms=(Synonym("log.roll.hours", _HOUR_MS),),
         at_least=1,
         unit="ms",
-        acted_on=False,
     ),
     Property(
         "log.index.interval.bytes",

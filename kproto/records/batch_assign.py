@@ -27,10 +27,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from crc32c import crc32c
-
 from kproto.errors import CorruptRecordError
 from kproto.records.compression import DEFAULT_MAX_DECOMPRESSED
+from kproto.records.crc import crc32c
 from kproto.records.default import (
     _MAX_CODEC,
     ATTRIBUTES_OFFSET,

@@ -59,10 +59,9 @@ import struct
 from collections.abc import Iterator
 from typing import Any, NamedTuple, cast
 
-from crc32c import crc32c
-
 from kproto.errors import CorruptRecordError
 from kproto.records.compression import DEFAULT_MAX_DECOMPRESSED, Compression, decompress
+from kproto.records.crc import crc32c
 from kproto.records.entry import (
     LOG_OVERHEAD,
     V2_ATTRIBUTES_OFFSET,
@@ -139,13 +138,24 @@ def _encode_varint(n: int) -> bytes:
     return bytes(out)
 
 
-#: Encodings of -_VT .. _VT - 1 (every one- and two-byte varint), indexed by ``n + _VT``.
+#: Encodings of -_VT .. _VT - 1 (every one- and two-byte varint), indexed by ``n + _VT``;
+#: filled on first use (writers need it, a broker that only reads never does).
 _VT = 8192
-_VARINTS = [_encode_varint(n) for n in range(-_VT, _VT)]
+_VARINTS: list[bytes] = []
 
 
 def _varint(n: int) -> bytes:
-    return _VARINTS[n + _VT] if -_VT <= n < _VT else _encode_varint(n)
+    if -_VT <= n < _VT:
+        return (_VARINTS or _fill_varints())[n + _VT]
+    return _encode_varint(n)
+
+
+def _fill_varints() -> list[bytes]:
+    by_zigzag = [bytes((u,)) for u in range(0x80)] + [
+        bytes((0x80 | (u & 0x7F), u >> 7)) for u in range(0x80, 2 * _VT)
+    ]
+    _VARINTS[:] = [by_zigzag[(n << 1) ^ (n >> 63)] for n in range(-_VT, _VT)]
+    return _VARINTS
 
 
 def _read_varint(data: bytes, pos: int, max_bytes: int = 5) -> tuple[int, int]:

@@ -29,10 +29,9 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import cast
 
-from crc32c import crc32c
-
 from kproto.errors import EncodeError
 from kproto.records.compression import Compression, compress
+from kproto.records.crc import crc32c
 from kproto.records.default import (
     _CRC_PART,
     _INT16_MAX,
@@ -43,7 +42,6 @@ from kproto.records.default import (
     _INT64_MIN,
     _MAX_CODEC,
     _PREFIX,
-    _VARINTS,
     _VT,
     CODEC_MASK,
     CONTROL_MASK,
@@ -403,7 +401,7 @@ def _encode_uniform(
         parts = [b""] * (5 * n)
         parts[0::5] = prefixes
         parts[1::5] = keys  # type: ignore[assignment]
-        parts[2::5] = [_VARINTS[value_len + _VT]] * n
+        parts[2::5] = [_varint(value_len)] * n
         parts[3::5] = values  # type: ignore[assignment]
         parts[4::5] = headers
     return parts

@@ -46,7 +46,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from crc32c import crc32c
+from kproto.records.crc import crc32c
 
 __all__ = [
     "ENTRY_HEAD",

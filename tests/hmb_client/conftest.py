@@ -2,4 +2,11 @@
 
 from __future__ import annotations
 
-from broker_process import broker, make_broker, tansu  # noqa: F401 - the shared fixtures
+from broker_process import (  # noqa: F401 - the shared fixtures
+    broker,
+    in_process_broker,
+    make_broker,
+    make_in_process_broker,
+    process_broker,
+    tansu,
+)

@@ -27,6 +27,18 @@ from hmb_client.errors import NoBrokersAvailable
 from hmb_client.producer import Producer
 
 
+# Only an address is needed here: the broker runs in the test process (the tests
+# that restart, kill or stop it take ``process_broker``).
+@pytest.fixture
+def broker(in_process_broker):  # type: ignore[no-untyped-def]
+    return in_process_broker
+
+
+@pytest.fixture
+def make_broker(make_in_process_broker):  # type: ignore[no-untyped-def]
+    return make_in_process_broker
+
+
 def test_create_list_describe_with_offsets(make_broker: Any) -> None:
     broker = make_broker("num.partitions=3")
     with Admin(broker.bootstrap) as admin:

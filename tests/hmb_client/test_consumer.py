@@ -34,6 +34,18 @@ LEGACY = {"api.version.request": False, "broker.version.fallback": "0.8.2", "log
 TOPIC = "events"  # (librdkafka 2.x cannot parse the metadata of a one-letter topic name)
 
 
+# Only an address is needed here: the broker runs in the test process (the tests
+# that restart, kill or stop it take ``process_broker``).
+@pytest.fixture
+def broker(in_process_broker):  # type: ignore[no-untyped-def]
+    return in_process_broker
+
+
+@pytest.fixture
+def make_broker(make_in_process_broker):  # type: ignore[no-untyped-def]
+    return make_in_process_broker
+
+
 def _value(i: int) -> bytes:
     return b"%07d|" % i + bytes((i * 13 + k) % 256 for k in range(i % 200))
 
@@ -294,7 +306,8 @@ def test_long_poll_returns_promptly_when_data_arrives(broker: BrokerProcess) -> 
 # --------------------------------------------------------------------------- group offsets
 
 
-def test_commit_committed_and_resume_also_after_a_broker_restart(broker: BrokerProcess) -> None:
+def test_commit_committed_and_resume_also_after_a_broker_restart(process_broker: BrokerProcess) -> None:
+    broker = process_broker
     produce(broker, TOPIC, 200)
     manual = {"group_id": "g", "enable_auto_commit": False}
     with Consumer(broker.bootstrap, auto_offset_reset="earliest", **manual) as c:
@@ -381,7 +394,10 @@ def test_commit_async_callback(broker: BrokerProcess) -> None:
 # --------------------------------------------------------------------------- failures
 
 
-def test_broker_killed_mid_poll_consumption_resumes_without_loss_or_duplicates(broker: BrokerProcess) -> None:
+def test_broker_killed_mid_poll_consumption_resumes_without_loss_or_duplicates(
+    process_broker: BrokerProcess,
+) -> None:
+    broker = process_broker
     first, second = 3000, 2000
     produce(broker, TOPIC, first)
     got: list[ConsumerRecord] = []

@@ -30,6 +30,18 @@ ck = pytest.importorskip("confluent_kafka")
 LEGACY = {"api.version.request": False, "broker.version.fallback": "0.8.2", "log_level": 3}
 
 
+# Only an address is needed here: the broker runs in the test process (the tests
+# that restart, kill or stop it take ``process_broker``).
+@pytest.fixture
+def broker(in_process_broker):  # type: ignore[no-untyped-def]
+    return in_process_broker
+
+
+@pytest.fixture
+def make_broker(make_in_process_broker):  # type: ignore[no-untyped-def]
+    return make_in_process_broker
+
+
 def read_back(
     broker: BrokerProcess, topic: str, partition: int, expected: int, timeout: float = 30
 ) -> list[Any]:
@@ -153,7 +165,8 @@ def test_unknown_topic_with_auto_create_off(make_broker) -> None:  # type: ignor
         p.send("missing", b"x")
 
 
-def test_retries_across_a_broker_restart_lose_nothing(broker: BrokerProcess) -> None:
+def test_retries_across_a_broker_restart_lose_nothing(process_broker: BrokerProcess) -> None:
+    broker = process_broker
     p = Producer(broker.bootstrap, retries=50, retry_backoff_ms=100, delivery_timeout_ms=60_000, linger_ms=1)
     first = [p.send("restart", b"before-%d" % i) for i in range(200)]
     p.flush(10)
@@ -168,7 +181,8 @@ def test_retries_across_a_broker_restart_lose_nothing(broker: BrokerProcess) -> 
     assert {b"during-%d" % i for i in range(200)} <= values
 
 
-def test_broker_killed_mid_send_never_hangs(broker: BrokerProcess) -> None:
+def test_broker_killed_mid_send_never_hangs(process_broker: BrokerProcess) -> None:
+    broker = process_broker
     # Batches that could not even be sent wait for the broker until delivery_timeout_ms,
     # as in Kafka; retries=0 only stops re-sending what was sent.
     p = Producer(broker.bootstrap, retries=0, request_timeout_ms=2000, delivery_timeout_ms=5000, linger_ms=1)
@@ -187,7 +201,8 @@ def test_broker_killed_mid_send_never_hangs(broker: BrokerProcess) -> None:
     p.close(1)
 
 
-def test_request_timeout_fails_the_request_and_reconnects(broker: BrokerProcess) -> None:
+def test_request_timeout_fails_the_request_and_reconnects(process_broker: BrokerProcess) -> None:
+    broker = process_broker
     # Requests are timed by one watchdog per connection, not a cancel scope each: a
     # broker that stops answering must still fail them after request_timeout_ms, and
     # the producer must carry on over a new connection once the broker answers again.

@@ -1,4 +1,9 @@
-"""Fixtures shared by the test directories: the real broker (and Tansu) as processes.
+"""Fixtures shared by the test directories: the real broker (and Tansu) as processes, or in-process.
+
+Where a test needs only an address (no restart, kill or signal of the
+broker), ``in_process_broker`` / ``make_in_process_broker`` give the same
+broker inside the test process (``hmb.Broker``), started in milliseconds
+instead of a Python process per test.
 
 The launcher itself, :class:`BrokerProcess`, lives in :mod:`bench.hmb_process`
 because the benchmark suite starts brokers the same way.
@@ -14,6 +19,7 @@ from typing import Any
 import pytest
 
 from bench.hmb_process import ROOT, BrokerProcess, free_port  # noqa: F401 - re-exported for the tests
+from hmb.embedded import EmbeddedBroker
 
 # ---------------------------------------------------------------- fixtures and helpers shared by test dirs
 
@@ -38,6 +44,43 @@ def make_broker(tmp_path: Path) -> Iterator[Callable[..., BrokerProcess]]:
     yield factory
     for b in started:
         b.kill()
+
+
+@pytest.fixture
+def process_broker(tmp_path: Path) -> Iterator[BrokerProcess]:
+    """``broker`` under a name of its own, for modules whose ``broker`` is the in-process one."""
+    with BrokerProcess(tmp_path / "data") as b:
+        yield b
+
+
+class InProcessBroker(EmbeddedBroker):
+    """``hmb.Broker`` answering to BrokerProcess's ``bootstrap`` as well."""
+
+    @property
+    def bootstrap(self) -> str:
+        return self.bootstrap_servers
+
+
+@pytest.fixture
+def in_process_broker() -> Iterator[InProcessBroker]:
+    """A broker of this test's own, in this process."""
+    with InProcessBroker() as b:
+        yield b
+
+
+@pytest.fixture
+def make_in_process_broker() -> Iterator[Callable[..., InProcessBroker]]:
+    """``make_broker`` in process: ``make_in_process_broker("num.partitions=3")``."""
+    started: list[InProcessBroker] = []
+
+    def factory(*overrides: str) -> InProcessBroker:
+        b = InProcessBroker(dict(o.split("=", 1) for o in overrides))
+        started.append(b)
+        return b.start()
+
+    yield factory
+    for b in started:
+        b.stop()
 
 
 @pytest.fixture
