@@ -42,16 +42,19 @@ class Broker:
         )
         self.services = Services(config, self.logs, self.groups, self.advertised)
         self.dispatcher = Dispatcher(self.services)
-        self.bound: tuple[str, int] | None = None
+        self.bound: dict[str, tuple[str, int]] = {}
 
-    def advertised(self) -> Listener:
-        """The address clients are told: advertised.listeners, else the bound listener."""
-        if self.config.advertised is not None:
-            return self.config.advertised
-        host, port = self.bound or (self.config.listener.host, self.config.listener.port)
+    def advertised(self, name: str | None = None) -> Listener:
+        """The address clients of listener ``name`` (default: the first) are told:
+        its advertised.listeners entry, else where it is bound."""
+        listener = next((li for li in self.config.listeners if li.name == name), self.config.listener)
+        advertised = self.config.advertised_for(listener.name)
+        if advertised is not None:
+            return advertised
+        host, port = self.bound.get(listener.name, (listener.host, listener.port))
         if host in ("0.0.0.0", "::", ""):
             host = socket.getfqdn()
-        return Listener(host, port)
+        return Listener(host, port, listener.name)
 
     @property
     def offsets(self) -> OffsetStore:
@@ -74,21 +77,23 @@ class Broker:
         self.open()
         try:
             async with trio.open_nursery() as nursery:
-                host, port = await nursery.start(serve, self.config, self.dispatcher)
-                self.bound = (host, port)
+                self.bound = await nursery.start(serve, self.config, self.dispatcher)
+                host, port = self.bound[self.config.listener.name]
                 await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
-                adv = self.advertised()
-                log.info(
-                    "hmb %s listening on %s:%d (advertised %s:%d), data in %s",
-                    __version__,
-                    host,
-                    port,
-                    adv.host,
-                    adv.port,
-                    ", ".join(str(d.resolve()) for d in self.config.log_dirs),
-                )
+                for name, (bound_host, bound_port) in self.bound.items():
+                    adv = self.advertised(name)
+                    log.info(
+                        "hmb %s listening on %s:%d (listener %s, advertised %s:%d), data in %s",
+                        __version__,
+                        bound_host,
+                        bound_port,
+                        name,
+                        adv.host,
+                        adv.port,
+                        ", ".join(str(d.resolve()) for d in self.config.log_dirs),
+                    )
                 task_status.started((host, port))
         finally:
             self.close()

@@ -36,7 +36,7 @@ async def handle(ctx: RequestContext) -> Reply:
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker has no transaction coordinator")
     if key_type != KEY_TYPE_GROUP:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
-    adv = ctx.services.advertised()
+    adv = ctx.services.advertised(ctx.session.listener)
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,

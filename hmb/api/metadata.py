@@ -84,7 +84,7 @@ async def handle(ctx: RequestContext) -> Reply:
                 continue
             logs = services.logs.create_topic(name, cfg.num_partitions)
         topics.append(_topic(name, ErrorCode.NONE, _partitions(node, len(logs))))
-    adv = services.advertised()
+    adv = services.advertised(ctx.session.listener)
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node, "host": adv.host, "port": adv.port, "rack": None}],
