@@ -26,7 +26,7 @@ from hmb.groups.coordinator import GroupCoordinator
 from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
 from hmb.groups.offsets import OffsetStore
 from hmb.log.manager import LogManager
-from hmb.net.server import serve
+from hmb.net.server import endpoints, serve
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,8 @@ class Broker:
         )
         self.services = Services(config, self.logs, self.groups, self.advertised)
         self.dispatcher = Dispatcher(self.services)
+        # a listener hmb cannot serve stops the broker here, with a ConfigError naming it
+        self.endpoints = endpoints(config, self.dispatcher)
         self.bound: dict[str, tuple[str, int]] = {}
 
     def advertised(self, name: str | None = None) -> Listener:
@@ -77,7 +79,7 @@ class Broker:
         self.open()
         try:
             async with trio.open_nursery() as nursery:
-                self.bound = await nursery.start(serve, self.config, self.dispatcher)
+                self.bound = await nursery.start(serve, self.config, self.dispatcher, self.endpoints)
                 host, port = self.bound[self.config.listener.name]
                 await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)

@@ -108,8 +108,7 @@ def config_from_args(ns: argparse.Namespace) -> BrokerConfig:
     return cfg
 
 
-async def run(config: BrokerConfig) -> None:
-    broker = Broker(config)
+async def run(broker: Broker) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(broker.run)
@@ -131,12 +130,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "hmb serve") -> int:
         stream=sys.stderr,
     )
     try:
-        config = config_from_args(ns)
+        broker = Broker(config_from_args(ns))  # checks that every listener can be served
     except ConfigError as exc:
         print(f"hmb serve: {exc}", file=sys.stderr)
         return 2
     try:
-        trio.run(run, config)
+        trio.run(run, broker)
     except OSError as exc:
         print(f"hmb serve: {exc}", file=sys.stderr)
         return 1

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from hmb.security.principal import ANONYMOUS, KafkaPrincipal
 from kproto import Request
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from hmb.groups.offsets import OffsetStore
     from hmb.log.manager import LogManager
     from hmb.log.region import FileRegion
+    from hmb.security.authorizer import Authorizer
+    from hmb.security.credentials import CredentialStore
 
 
 class CloseConnection(Exception):  # noqa: N818 - an instruction to the network layer, not a failure
@@ -49,8 +52,12 @@ class Services:
     config: BrokerConfig
     logs: LogManager
     groups: GroupCoordinator
-    advertised: Callable[[], Listener]
+    advertised: Callable[..., Listener]  # (listener name=None) -> the address clients are told
     _offsets: OffsetStore | None = None
+    #: None: no authoriser configured, everything is allowed (authorizer.class.name empty)
+    authorizer: Authorizer | None = None
+    #: the SCRAM credentials (and PLAIN users from the JAAS settings); None until the broker loads them
+    credentials: CredentialStore | None = None
 
     @property
     def offsets(self) -> OffsetStore:
@@ -66,13 +73,29 @@ class Services:
 class Session:
     """What the broker knows about one connection, shared by all its requests.
 
-    The place for per-connection state the API layer keeps (later: the
-    authenticated principal).
+    The network layer fills in where the connection came from (its listener
+    and security protocol, a TLS client certificate's principal); the SASL
+    handlers fill in who authenticated and until when.
     """
 
     peer: str = "?"
     #: set when the client has closed its side: long waits end early
     client_gone: trio.Event = field(default_factory=trio.Event)
+    listener: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
+    principal: KafkaPrincipal = ANONYMOUS
+    #: False on a SASL listener until SaslAuthenticate succeeds (the dispatcher's gate)
+    authenticated: bool = True
+    #: the SASL exchange in progress: the mechanism chosen by SaslHandshake, then its server state
+    sasl: Any = None
+    #: trio time after which the authentication has expired (connections.max.reauth.ms); None: never
+    reauth_deadline: float | None = None
+
+    @property
+    def host(self) -> str:
+        """The peer's address without the port: what ACLs match hosts against."""
+        host, _, _ = self.peer.rpartition(":")
+        return host.strip("[]") or self.peer
 
 
 @dataclass

@@ -52,6 +52,7 @@ class Connection:
         transport: Transport,
         dispatcher: Dispatcher,
         *,
+        session: Session | None = None,
         queued_max_requests: int,
         max_frame_size: int,
     ) -> None:
@@ -60,7 +61,7 @@ class Connection:
         self.queued_max_requests = queued_max_requests
         self.max_frame_size = max_frame_size
         self.peer = transport.peer
-        self.session = Session(peer=self.peer)
+        self.session = Session(peer=self.peer) if session is None else session
         self.requests = 0
         self.close_reason: str | None = None
 
