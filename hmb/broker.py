@@ -27,6 +27,11 @@ from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
 from hmb.groups.offsets import OffsetStore
 from hmb.log.manager import LogManager
 from hmb.net.server import endpoints, serve
+from hmb.security.authorizer import FILE_NAME as ACLS_FILE
+from hmb.security.authorizer import Authorizer
+from hmb.security.credentials import FILE_NAME as CREDENTIALS_FILE
+from hmb.security.credentials import CredentialStore
+from hmb.security.plain import PlainUsers
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +49,7 @@ class Broker:
         self.dispatcher = Dispatcher(self.services)
         # a listener hmb cannot serve stops the broker here, with a ConfigError naming it
         self.endpoints = endpoints(config, self.dispatcher)
+        self.services.plain_users = plain_users(config)
         self.bound: dict[str, tuple[str, int]] = {}
 
     def advertised(self, name: str | None = None) -> Listener:
@@ -69,6 +75,15 @@ class Broker:
         offsets = OffsetStore(plog)
         loaded = offsets.load()
         self.services.offsets = offsets
+        # the security stores live beside meta.properties in the first log directory
+        home = self.config.log_dirs[0]
+        self.services.credentials = CredentialStore(home / CREDENTIALS_FILE)
+        if self.config.authorizer_class_name:
+            self.services.authorizer = Authorizer(
+                home / ACLS_FILE,
+                super_users=Authorizer.parse_super_users(self.config.super_users),
+                allow_everyone_if_no_acl_found=self.config.allow_everyone_if_no_acl_found,
+            )
         if loaded:
             log.info("loaded %d committed-offset records from %s", loaded, OFFSETS_TOPIC)
 
@@ -99,3 +114,14 @@ class Broker:
                 task_status.started((host, port))
         finally:
             self.close()
+
+
+def plain_users(config: BrokerConfig) -> dict[str, PlainUsers]:
+    """Each SASL listener's PLAIN users, from listener.name.<listener>.plain.sasl.jaas.config."""
+    out = {}
+    for listener in config.listeners:
+        key = "plain.sasl.jaas.config"
+        text = config.listener_setting(listener.name, key)
+        if text is not None:
+            out[listener.name] = PlainUsers.from_jaas(text, f"listener.name.{listener.name.lower()}.{key}")
+    return out

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hmb.log.region import FileRegion
     from hmb.security.authorizer import Authorizer
     from hmb.security.credentials import CredentialStore
+    from hmb.security.plain import PlainUsers
 
 
 class CloseConnection(Exception):  # noqa: N818 - an instruction to the network layer, not a failure
@@ -56,8 +57,10 @@ class Services:
     _offsets: OffsetStore | None = None
     #: None: no authoriser configured, everything is allowed (authorizer.class.name empty)
     authorizer: Authorizer | None = None
-    #: the SCRAM credentials (and PLAIN users from the JAAS settings); None until the broker loads them
+    #: the SCRAM credentials; None until the broker loads them
     credentials: CredentialStore | None = None
+    #: listener name -> its PLAIN users (listener.name.<listener>.plain.sasl.jaas.config)
+    plain_users: dict[str, PlainUsers] = field(default_factory=dict)
 
     @property
     def offsets(self) -> OffsetStore:
@@ -88,8 +91,12 @@ class Session:
     authenticated: bool = True
     #: the SASL exchange in progress: the mechanism chosen by SaslHandshake, then its server state
     sasl: Any = None
+    #: the mechanism the connection authenticated with (re-authentication must use it again)
+    sasl_mechanism: str | None = None
     #: trio time after which the authentication has expired (connections.max.reauth.ms); None: never
     reauth_deadline: float | None = None
+    #: set by a handler whose answer must be the connection's last (failed authentication): the reason
+    close_after_reply: str | None = None
 
     @property
     def host(self) -> str:

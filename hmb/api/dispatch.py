@@ -31,7 +31,7 @@ from __future__ import annotations
 import trio
 
 import kproto
-from hmb.api import HANDLERS
+from hmb.api import HANDLERS, sasl
 from hmb.api.api_versions import unsupported_version_response
 from hmb.api.context import CloseConnection, NoResponse, RawResponse, RequestContext, Services, Session
 from hmb.api.registry import Handler
@@ -62,6 +62,8 @@ class Dispatcher:
 
     async def dispatch(self, frame: bytes, session: Session) -> Outcome:
         """The reply to ``frame``; raises :class:`CloseConnection` when the connection must end."""
+        if session.sasl is not None and session.sasl.raw:
+            return await sasl.raw_token(self.services, session, frame[4:])
         if not session.authenticated or session.reauth_deadline is not None:
             _gate(frame, session)
         request = decode_produce_request(frame) if frame[4:6] == _PRODUCE_KEY else None

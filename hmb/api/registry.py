@@ -50,6 +50,26 @@ def handles(api_key: ApiKey, versions: tuple[int, int]) -> Callable[[HandleFn], 
         declared = "none" if grammar is None else f"v{grammar.min_version}-v{grammar.max_version}"
         raise ValueError(f"{name} v{low}-v{high} is served, but kproto declares {declared}")
 
+    return _register(api_key, low, high)
+
+
+def handles_once_declared(api_key: ApiKey, versions: tuple[int, int]) -> Callable[[HandleFn], HandleFn]:
+    """Like :func:`handles`, for a handler written before kproto has its grammar: it
+    registers the versions kproto declares, and nothing while kproto declares none.
+
+    A bridge while the grammars of the security keys are added on another
+    branch; once they are merged, these handlers can use :func:`handles`.
+    """
+    grammar = REQUESTS.get(api_key)
+    if grammar is None:
+        return lambda fn: fn
+    low, high = versions
+    return _register(api_key, max(low, grammar.min_version), min(high, grammar.max_version))
+
+
+def _register(api_key: ApiKey, low: int, high: int) -> Callable[[HandleFn], HandleFn]:
+    name = ApiKey.name_of(api_key)
+
     def register(fn: HandleFn) -> HandleFn:
         if api_key in HANDLERS:
             raise ValueError(

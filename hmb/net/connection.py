@@ -148,6 +148,13 @@ class Connection:
                     if pending:  # earlier requests were fine: they get their answers
                         await send_all(pending)
                     self._fail(str(exc))
+                if self.session.close_after_reply is not None:
+                    # this answer is the last (a failed authentication): send it, then close
+                    if isinstance(reply, bytes):
+                        pending += reply
+                    if pending:
+                        await send_all(pending)
+                    self._fail(self.session.close_after_reply)
                 if isinstance(reply, bytes):
                     pending += reply
                     if len(pending) >= COALESCE_BYTES:

@@ -7,9 +7,12 @@ listeners with the broker in the test's trio run on 127.0.0.1 sockets.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
 
 import pytest
 import trio
+
+from .pending_grammars import security_handlers
 
 TEST_TIMEOUT_S = 60
 
@@ -27,3 +30,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
     trio.run(main)
     return True
+
+
+@pytest.fixture(autouse=True)
+def _security_handlers() -> Iterator[None]:
+    """The security API keys served in every test here, grammars or not (see pending_grammars)."""
+    with security_handlers():
+        yield
