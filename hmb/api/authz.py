@@ -42,3 +42,12 @@ def topics_allowed(ctx: RequestContext, operation: Operation, names: Iterable[st
     if ctx.services.authorizer is None:
         return set(names)
     return {name for name in set(names) if allowed(ctx, operation, ResourceType.TOPIC, name)}
+
+
+def group_allowed(ctx: RequestContext, operation: Operation, group_id: str) -> bool:
+    return allowed(ctx, operation, ResourceType.GROUP, group_id)
+
+
+def may_create_topic(ctx: RequestContext, name: str) -> bool:
+    """Create on the cluster, or on the topic itself (Kafka accepts either)."""
+    return cluster_allowed(ctx, Operation.CREATE) or allowed(ctx, Operation.CREATE, ResourceType.TOPIC, name)

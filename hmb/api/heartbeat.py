@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from hmb.api.authz import group_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
-from kproto import ApiKey
+from hmb.security.acl import Operation
+from kproto import ApiKey, ErrorCode
 
 
 @handles(ApiKey.HEARTBEAT, versions=(0, 3))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
+    if not group_allowed(ctx, Operation.READ, body.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     error = ctx.groups.heartbeat(body.group_id, body.generation_id, body.member_id)
     return {"throttle_time_ms": 0, "error_code": error}

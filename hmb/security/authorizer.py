@@ -77,6 +77,40 @@ class Authorizer:
                 allowed = True
         return allowed
 
+    def authorize_any(
+        self, principal: str, host: str, operation: Operation, resource_type: ResourceType
+    ) -> bool:
+        """Whether ``operation`` is allowed on some resource of ``resource_type`` (Kafka's
+        authorizeByResourceType: an idempotent producer needs Write on any topic).
+
+        Some ALLOW binding must apply to the principal, and no DENY for it may cover
+        the same resources (the same pattern, or the type's wildcard)."""
+        if principal in self.super_users:
+            return True
+
+        def applies(acl: AclBinding) -> bool:
+            return (
+                acl.resource_type == resource_type
+                and acl.principal in (principal, WILDCARD_PRINCIPAL)
+                and acl.host in (host, WILDCARD)
+                and acl.operation in (operation, Operation.ALL)
+            )
+
+        denies = [acl for acl in self._acls if applies(acl) and acl.permission == Permission.DENY]
+        if any(d.resource_name == WILDCARD and d.pattern_type.name == "LITERAL" for d in denies):
+            return False
+        for acl in self._acls:
+            if applies(acl) and acl.permission == Permission.ALLOW:
+                covered = any(
+                    d.pattern_type == acl.pattern_type and acl.resource_name.startswith(d.resource_name)
+                    if d.pattern_type.name == "PREFIXED"
+                    else d.resource_name == acl.resource_name and d.pattern_type == acl.pattern_type
+                    for d in denies
+                )
+                if not covered:
+                    return True
+        return self.allow_if_no_acl and not any(a.resource_type == resource_type for a in self._acls)
+
     # ------------------------------------------------------------------ management
 
     def acls(self, selection: AclFilter | None = None) -> list[AclBinding]:
