@@ -13,6 +13,9 @@ Rules:
   in SCRAM's escaping (``=2C``, ``=3D``) is unescaped; an authorisation id
   other than the user itself is refused; extensions other than Kafka's are
   ignored, and ``tokenauth`` (delegation tokens, which hmb has not) is refused.
+* The client-final nonce must end with the server's nonce, as Kafka checks
+  it (old librdkafka sends its own nonce twice); the proof covers the
+  message as sent, so this loosens nothing an attacker could use.
 * Any failure raises :class:`AuthenticationFailed` with the reason for the
   log; the client only learns that authentication failed.
 """
@@ -158,7 +161,9 @@ class ScramServer:
         attributes = dict(_attributes(without_proof))
         if attributes.get("c") != base64.b64encode(self._gs2.encode()).decode():
             raise AuthenticationFailed("SCRAM channel binding does not match")
-        if attributes.get("r") != self._nonce:
+        # Kafka accepts a final nonce that *ends* with the server's: librdkafka before 1.9
+        # (kcat on Debian 12) repeats its own nonce in front of it.
+        if not attributes.get("r", "").endswith(self._nonce):
             raise AuthenticationFailed("SCRAM nonce does not match")
         try:
             proof = base64.b64decode(proof_part, validate=True)
