@@ -94,8 +94,8 @@ def config_from_args(ns: argparse.Namespace) -> BrokerConfig:
     if ns.listen:
         # the first listener moves (the others, from the file, stay where they are)
         first, rest = parse_listener(ns.listen, "--listen"), cfg.listeners[1:]
-        others = {listener.name for listener in rest}
-        kept = tuple(a for a in cfg.advertised_listeners if a.name in others)
+        names = {listener.name for listener in (first, *rest)}
+        kept = tuple(a for a in cfg.advertised_listeners if a.name in names)
         cfg = replace(cfg, listeners=(first, *rest), advertised_listeners=kept)
     if ns.advertise:
         advertised = parse_listener(ns.advertise, "--advertise")

@@ -38,6 +38,7 @@ from hmb_client.connection import BrokerConnection
 from hmb_client.errors import KafkaError, UnsupportedVersionError, error_for
 from hmb_client.request_bodies import list_offsets_body
 from hmb_client.runtime import IoThread
+from hmb_client.security import SecuritySettings
 from hmb_client.structs import TopicPartition
 from kproto import ApiKey, ErrorCode
 from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
@@ -116,7 +117,9 @@ class Admin:
         client_id: str = "hmb-admin",
         request_timeout_ms: int = 30_000,
         api_version: tuple[int, ...] | None = None,
+        **security: Any,
     ) -> None:
+        """``security``: kafka-python's TLS and SASL settings (:mod:`hmb_client.security`)."""
         if request_timeout_ms <= 0:
             raise ValueError("request_timeout_ms must be positive")
         self._timeout_s = request_timeout_ms / 1000
@@ -126,6 +129,7 @@ class Admin:
             request_timeout_s=self._timeout_s,
             connect_timeout_s=min(10.0, self._timeout_s),
             api_version_request=uses_api_versions(api_version),
+            security=SecuritySettings(**security),
         )
         self._closed = False
         self._io = IoThread("hmb-admin-io")

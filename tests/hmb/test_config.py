@@ -356,3 +356,9 @@ def test_file_retention_ms_still_wins_over_an_overridden_hours(tmp_path: Path) -
     assert config_from_args(ns).log.retention_ms == 1000
     ns = build_parser().parse_args(["--override", "log.retention.hours=5"])
     assert config_from_args(ns).log.retention_ms == 5 * 3_600_000
+
+
+def test_listen_flag_keeps_the_advertised_address_of_its_listener() -> None:
+    cfg = _args("--listen", "127.0.0.1:0", "--override", "advertised.listeners=PLAINTEXT://proxy:19092")
+    assert cfg.listener == Listener("127.0.0.1", 0)
+    assert cfg.advertised_listener == Listener("proxy", 19092)

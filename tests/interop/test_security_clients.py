@@ -172,6 +172,31 @@ def aiokafka_roundtrip(bootstrap: str, settings: dict[str, Any]) -> list[bytes]:
     return asyncio.run(main())
 
 
+def hmb_client_roundtrip(bootstrap: str, settings: dict[str, Any]) -> list[bytes]:
+    from hmb_client import Admin, Consumer, Producer
+
+    topic = f"sec-{uuid.uuid4().hex[:8]}"
+    with Admin(bootstrap, **settings) as admin:
+        admin.create_topic(topic, 1)
+    producer = Producer(bootstrap, **settings)
+    for i in range(N):
+        producer.send(topic, b"m%d" % i)
+    producer.flush(30)
+    producer.close()
+    consumer = Consumer(
+        bootstrap, group_id=topic, auto_offset_reset="earliest", consumer_timeout_ms=15000, **settings
+    )
+    consumer.subscribe([topic])
+    got = []
+    for record in consumer:
+        got.append(record.value)
+        if len(got) >= N:
+            break
+    consumer.commit()
+    consumer.close()
+    return got
+
+
 def kcat_roundtrip(bootstrap: str, settings: dict[str, Any]) -> list[bytes]:
     kcat = shutil.which("kcat") or shutil.which("kafkacat")
     if kcat is None:
@@ -194,7 +219,11 @@ def kcat_roundtrip(bootstrap: str, settings: dict[str, Any]) -> list[bytes]:
 # ------------------------------------------------------------------ settings per client
 
 LIBRDKAFKA = {"confluent": confluent_roundtrip, "kcat": kcat_roundtrip}
-PYTHONIC = {"kafka-python": kafka_python_roundtrip, "aiokafka": aiokafka_roundtrip}
+PYTHONIC = {
+    "kafka-python": kafka_python_roundtrip,
+    "aiokafka": aiokafka_roundtrip,
+    "hmb_client": hmb_client_roundtrip,
+}
 EXPECTED = sorted(b"m%d" % i for i in range(N))
 
 
@@ -250,7 +279,7 @@ def test_sasl(sasl_broker: ThreadedBroker, pki: Pki, client: str, protocol: str,
     assert sorted(got) == EXPECTED
 
 
-@pytest.mark.parametrize("client", ["confluent", "aiokafka"])
+@pytest.mark.parametrize("client", ["confluent", "aiokafka", "hmb_client"])
 def test_wrong_password_is_refused(
     sasl_broker: ThreadedBroker, pki: Pki, client: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -272,6 +301,14 @@ def test_wrong_password_is_refused(
                 break
             producer.poll(0.25)
         assert any(e.code() == KafkaError._AUTHENTICATION for e in errors), errors
+    elif client == "hmb_client":
+        from hmb_client import Admin
+        from hmb_client.errors import SaslAuthenticationFailedError
+
+        settings["sasl_plain_password"] = "wrong"
+        with Admin(sasl_broker.address("SASL_PLAINTEXT"), request_timeout_ms=10_000, **settings) as admin:
+            with pytest.raises(SaslAuthenticationFailedError, match="invalid credentials"):
+                admin.list_topics()
     else:
         aiokafka = pytest.importorskip("aiokafka")
         from aiokafka.errors import KafkaError as AioKafkaError
