@@ -33,6 +33,8 @@ from typing import Any, NamedTuple
 
 import trio
 
+from hmb_client import acls
+from hmb_client.acls import AclBinding, AclFilter
 from hmb_client.cluster import Cluster, ClusterConfig, TopicInfo, parse_bootstrap, uses_api_versions
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import KafkaError, UnsupportedVersionError, error_for
@@ -190,6 +192,36 @@ class Admin:
     def topic_names(self, include_internal: bool = False) -> set[str]:
         """The topic names only (one Metadata request; cheaper than :meth:`list_topics`)."""
         return self._run(self._names, include_internal)
+
+    # ---------------------------------------------------------------- ACLs and SCRAM users
+
+    def create_acls(self, bindings: list[AclBinding]) -> None:
+        self._run(self._on_controller, acls.create_acls, bindings)
+
+    def describe_acls(self, selection: AclFilter | None = None) -> list[AclBinding]:
+        return self._run(self._on_controller, acls.describe_acls, selection or AclFilter())
+
+    def delete_acls(self, selection: AclFilter) -> list[AclBinding]:
+        """Remove what ``selection`` matches; the bindings removed."""
+        return self._run(self._on_controller, acls.delete_acls, selection)
+
+    def describe_user_scram_credentials(
+        self, users: list[str] | None = None
+    ) -> dict[str, list[tuple[str, int]]]:
+        """user -> [(mechanism, iterations)] (every user with credentials when ``users`` is None)."""
+        return self._run(self._on_controller, acls.describe_scram, users)
+
+    def upsert_user_scram_credential(
+        self, user: str, mechanism: str, password: str, iterations: int = 4096
+    ) -> None:
+        """Add or replace ``user``'s credential (the password is salted and hashed here)."""
+        self._run(self._on_controller, acls.alter_scram, [(user, mechanism, password, iterations)], [])
+
+    def delete_user_scram_credential(self, user: str, mechanism: str) -> None:
+        self._run(self._on_controller, acls.alter_scram, [], [(user, mechanism)])
+
+    async def _on_controller(self, afn: Any, *args: Any) -> Any:
+        return await afn(await self._controller(), *args)
 
     # ---------------------------------------------------------------- I/O thread side
 

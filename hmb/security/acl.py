@@ -1,8 +1,8 @@
-"""Kafka's ACL model as data: resource and pattern types, operations, permissions,
-bindings and the filters DescribeAcls and DeleteAcls select bindings with.
+"""Kafka's ACL model: bindings and the filters DescribeAcls and DeleteAcls select
+bindings with (the codes of resource and pattern types, operations and
+permissions are the protocol's, in :mod:`kproto.acl`).
 
-The numbers are Kafka's wire codes (the ACL requests carry them); the names
-are kafka-acls.sh's.  Rules of matching, as Kafka's StandardAuthorizer:
+Rules of matching, as Kafka's StandardAuthorizer:
 
 * a LITERAL binding applies to the resource of exactly its name, and a
   LITERAL ``*`` to every resource of its type; a PREFIXED binding to every
@@ -16,55 +16,20 @@ are kafka-acls.sh's.  Rules of matching, as Kafka's StandardAuthorizer:
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
-from typing import TypeVar
 
-E = TypeVar("E", bound=enum.IntEnum)
+from kproto.acl import Operation, PatternType, Permission, ResourceType, enum_name, parse_enum
 
-
-class ResourceType(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class PatternType(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    MATCH = 2
-    LITERAL = 3
-    PREFIXED = 4
-
-
-class Operation(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
-
-
-class Permission(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    DENY = 2
-    ALLOW = 3
+__all__ = [
+    "AclBinding",
+    "AclFilter",
+    "Operation",
+    "PatternType",
+    "Permission",
+    "ResourceType",
+    "enum_name",
+    "parse_enum",
+]
 
 
 CLUSTER_NAME = "kafka-cluster"  # the one cluster resource's name
@@ -76,20 +41,6 @@ IMPLIED_BY_ALLOW = {
     Operation.DESCRIBE_CONFIGS: frozenset({Operation.ALTER_CONFIGS}),
 }
 """operation -> the ALLOWed operations that allow it too."""
-
-
-def enum_name(value: enum.IntEnum) -> str:
-    """Kafka's spelling of an enum value: ``TRANSACTIONAL_ID`` -> ``TransactionalId``."""
-    return "".join(part.capitalize() for part in value.name.split("_"))
-
-
-def parse_enum(cls: type[E], text: str) -> E:
-    """A kafka-acls.sh name (``Read``, ``transactional-id``, ``IdempotentWrite``) as the enum."""
-    wanted = text.replace("-", "").replace("_", "").lower()
-    for member in cls:
-        if member.name.replace("_", "").lower() == wanted:
-            return member
-    raise ValueError(f"unknown {cls.__name__} {text!r}")
 
 
 @dataclass(frozen=True)
