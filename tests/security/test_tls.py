@@ -183,3 +183,20 @@ def test_cipher_suites_and_protocols(tmp_path: Path, pki: Pki) -> None:
         tls_module.server_context(
             _config(tmp_path, *_tls_lines(pki), "ssl.cipher.suites=NOT-A-CIPHER"), "SSL"
         )
+
+
+def test_hmb_serve_names_the_listener_it_cannot_serve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hmb.cli import main
+
+    code = main(
+        [
+            "--data-dir",
+            str(tmp_path / "d"),
+            "--override",
+            "listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+        ]
+    )
+    assert code == 2
+    assert "listener SSL uses TLS but ssl.keystore.location is not set" in capsys.readouterr().err
