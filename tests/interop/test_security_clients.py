@@ -329,3 +329,107 @@ def test_wrong_password_is_refused(
         assert (
             "[Error 58] SaslAuthenticationFailed" in caplog.text
         )  # the broker's answer, as the client logs it
+
+
+# ------------------------------------------------------------------ ACLs seen by a real client
+
+
+@pytest.fixture(scope="module")
+def acl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedBroker]:
+    """SASL_PLAINTEXT with PLAIN users, the authoriser on; admin is a super user."""
+    jaas = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'user_admin="admin-pw" user_alice="alice-pw";'
+    )
+    lines = [
+        "listeners=SASL_PLAINTEXT://127.0.0.1:0",
+        f"listener.name.sasl_plaintext.plain.sasl.jaas.config={jaas}",
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users=User:admin",
+    ]
+    with ThreadedBroker(tmp_path_factory.mktemp("acl") / "data", *lines) as b:
+        yield b
+
+
+def _rdkafka(user: str, password: str) -> dict[str, Any]:
+    return {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanisms": "PLAIN",
+        "sasl.username": user,
+        "sasl.password": password,
+    }
+
+
+def test_confluent_sees_the_acls(acl_broker: ThreadedBroker) -> None:
+    from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        NewTopic,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    bootstrap = acl_broker.address("SASL_PLAINTEXT")
+    admin = AdminClient({"bootstrap.servers": bootstrap, **_rdkafka("admin", "admin-pw")})
+    admin.create_topics([NewTopic("guarded", 1, 1)])["guarded"].result(timeout=30)
+    write = AclBinding(
+        ResourceType.TOPIC,
+        "guarded",
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.WRITE,
+        AclPermissionType.ALLOW,
+    )
+    group = AclBinding(
+        ResourceType.GROUP,
+        "alice-g",
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
+    for future in admin.create_acls([write, group]).values():
+        future.result(timeout=30)
+    listed = admin.describe_acls(
+        __import__("confluent_kafka.admin", fromlist=["AclBindingFilter"]).AclBindingFilter(
+            ResourceType.ANY,
+            None,
+            ResourcePatternType.ANY,
+            None,
+            None,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
+    ).result(timeout=30)
+    assert sorted((b.name, b.principal, b.operation.name) for b in listed) == [
+        ("alice-g", "User:alice", "READ"),
+        ("guarded", "User:alice", "WRITE"),
+    ]
+
+    failures: list[Any] = []
+    producer = Producer({"bootstrap.servers": bootstrap, **_rdkafka("alice", "alice-pw")})
+    producer.produce("guarded", b"allowed", on_delivery=lambda err, msg: err and failures.append(err))
+    assert producer.flush(30) == 0 and failures == []  # alice may write
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "alice-g", **_rdkafka("alice", "alice-pw")}
+    )
+    consumer.assign([TopicPartition("guarded", 0, 0)])
+    seen = None
+    for _ in range(40):
+        msg = consumer.poll(0.5)
+        if msg is not None and msg.error() is not None:
+            seen = msg.error().code()
+            break
+        assert msg is None or msg.error() is not None, "alice read a topic she may only write"
+    consumer.close()
+    assert seen == KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+    denied = AdminClient({"bootstrap.servers": bootstrap, **_rdkafka("alice", "alice-pw")})
+    with pytest.raises(KafkaException, match=r"(?i)authoriz"):
+        denied.create_acls([write])[write].result(timeout=30)  # alice may not manage ACLs
