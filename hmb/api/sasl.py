@@ -92,7 +92,8 @@ async def step(services: Services, session: Session, token: bytes) -> Outcome:
         session.close_after_reply = "SaslAuthenticate without a SaslHandshake"
         return Outcome(ErrorCode.ILLEGAL_SASL_STATE, "SaslAuthenticate before SaslHandshake", b"", 0)
     try:
-        reply = exchange.server.step(token)
+        # in a worker thread: PLAIN's password hashing would hold every connection for milliseconds
+        reply = await trio.to_thread.run_sync(exchange.server.step, token)
         if exchange.server.complete:
             assert exchange.server.username is not None
             principal = user(exchange.server.username)

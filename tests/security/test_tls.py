@@ -200,3 +200,16 @@ def test_hmb_serve_names_the_listener_it_cannot_serve(
     )
     assert code == 2
     assert "listener SSL uses TLS but ssl.keystore.location is not set" in capsys.readouterr().err
+
+
+def test_per_listener_ssl_settings_win(tmp_path: Path, pki: Pki) -> None:
+    config = _config(
+        tmp_path,
+        "listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,INTERNAL:SSL",
+        f"ssl.keystore.location={pki.server}",
+        f"listener.name.internal.ssl.truststore.location={pki.ca}",
+        "listener.name.internal.ssl.client.auth=required",
+    )
+    assert tls_module.server_context(config, "SSL").verify_mode == ssl.CERT_NONE
+    assert tls_module.server_context(config, "INTERNAL").verify_mode == ssl.CERT_REQUIRED
