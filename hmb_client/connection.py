@@ -36,6 +36,7 @@ from __future__ import annotations
 import errno
 import itertools
 import logging
+import random
 import socket
 import ssl
 from collections.abc import Callable
@@ -46,6 +47,7 @@ import trio
 import kproto
 from hmb_client.errors import (
     KafkaConnectionError,
+    KafkaError,
     KafkaTimeoutError,
     SaslAuthenticationFailedError,
     UnsupportedVersionError,
@@ -247,7 +249,9 @@ class BrokerConnection:
             return
         await self._negotiate(nursery, timeout_s, allow_legacy)
         if self.security.sasl:
-            await self._authenticate(timeout_s)
+            lifetime_ms = await self._authenticate(timeout_s)
+            if lifetime_ms > 0:
+                nursery.start_soon(self._reauthenticate, lifetime_ms, timeout_s)
 
     async def _negotiate(self, nursery: trio.Nursery, timeout_s: float, allow_legacy: bool) -> None:
         try:
@@ -486,8 +490,26 @@ class BrokerConnection:
         assert pending is not None
         return await self.wait(pending, timeout_s)
 
-    async def _authenticate(self, timeout_s: float) -> None:
-        """SASL: SaslHandshake v1, then SaslAuthenticate until the mechanism is done."""
+    async def _reauthenticate(self, lifetime_ms: int, timeout_s: float) -> None:
+        """KIP-368: authenticate again on this connection before the broker's session ends
+        (at 85-95% of its lifetime, as Kafka's clients do); requests go on meanwhile."""
+        while lifetime_ms > 0:
+            with trio.move_on_after(lifetime_ms / 1000 * random.uniform(0.85, 0.95)):
+                await self._closed.wait()
+            if self.closed:
+                return
+            try:
+                lifetime_ms = await self._authenticate(timeout_s)
+            except KafkaError as exc:
+                log.warning("re-authentication with %s:%d failed: %s", self.host, self.port, exc)
+                self._fail_all(KafkaConnectionError(f"re-authentication failed: {exc}"))
+                self._close_socket()
+                return
+
+    async def _authenticate(self, timeout_s: float) -> int:
+        """SASL: SaslHandshake v1, then SaslAuthenticate until the mechanism is done.
+
+        Returns the session lifetime the broker gave (ms; 0: no re-authentication)."""
         security = self.security
         assert security.sasl_plain_username is not None and security.sasl_plain_password is not None
         mechanism = security.sasl_mechanism
@@ -502,15 +524,18 @@ class BrokerConnection:
         version = self.pick(ApiKey.SASL_AUTHENTICATE, SASL_AUTHENTICATE_VERSIONS)
         client = client_for(mechanism, security.sasl_plain_username, security.sasl_plain_password)
         token: bytes | None = client.first()
+        lifetime_ms = 0
         while token is not None:
             body = {"auth_bytes": token}
             answer = await self.request(ApiKey.SASL_AUTHENTICATE, version, body, timeout_s=timeout_s)
             if answer.error_code:
                 raise SaslAuthenticationFailedError(f"{self.host}:{self.port}: {answer.error_message}")
+            lifetime_ms = int(answer.get("session_lifetime_ms", 0))
             try:
                 token = client.answer(bytes(answer.auth_bytes))
             except SaslError as exc:
                 raise SaslAuthenticationFailedError(f"{self.host}:{self.port}: {exc}") from None
+        return lifetime_ms
 
     async def aclose(self) -> None:
         self._fail_all(KafkaConnectionError("connection closed by the client"))
