@@ -28,7 +28,12 @@ from hmb.groups.coordinator import GroupCoordinator
 from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
 from hmb.groups.offsets import OffsetStore
 from hmb.log.manager import LogManager
-from hmb.net.server import serve
+from hmb.net.server import endpoints, serve
+from hmb.security.authorizer import FILE_NAME as ACLS_FILE
+from hmb.security.authorizer import Authorizer
+from hmb.security.credentials import FILE_NAME as CREDENTIALS_FILE
+from hmb.security.credentials import CredentialStore
+from hmb.security.plain import PlainUsers
 from hmb.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -51,18 +56,24 @@ class Broker:
             config, self.logs, self.groups, self.advertised, self.settings, clock=self.clock
         )
         self.dispatcher = Dispatcher(self.services)
-        self.bound: tuple[str, int] | None = None
+        # a listener hmb cannot serve stops the broker here, with a ConfigError naming it
+        self.endpoints = endpoints(config, self.dispatcher)
+        self.services.plain_users = plain_users(config)
+        self.bound: dict[str, tuple[str, int]] = {}
         self.control: Any = None  # hmb.control.api.Control, once a test or control.listener asks for it
         self.control_bound: tuple[str, int] | None = None
 
-    def advertised(self) -> Listener:
-        """The address clients are told: advertised.listeners, else the bound listener."""
-        if self.config.advertised is not None:
-            return self.config.advertised
-        host, port = self.bound or (self.config.listener.host, self.config.listener.port)
+    def advertised(self, name: str | None = None) -> Listener:
+        """The address clients of listener ``name`` (default: the first) are told:
+        its advertised.listeners entry, else where it is bound."""
+        listener = next((li for li in self.config.listeners if li.name == name), self.config.listener)
+        advertised = self.config.advertised_for(listener.name)
+        if advertised is not None:
+            return advertised
+        host, port = self.bound.get(listener.name, (listener.host, listener.port))
         if host in ("0.0.0.0", "::", ""):
             host = socket.getfqdn()
-        return Listener(host, port)
+        return Listener(host, port, listener.name)
 
     @property
     def offsets(self) -> OffsetStore:
@@ -76,6 +87,15 @@ class Broker:
         offsets = OffsetStore(plog, self.clock.wall_ms)
         loaded = offsets.load()
         self.services.offsets = offsets
+        # the security stores live beside meta.properties in the first log directory
+        home = self.config.log_dirs[0]
+        self.services.credentials = CredentialStore(home / CREDENTIALS_FILE)
+        if self.config.authorizer_class_name:
+            self.services.authorizer = Authorizer(
+                home / ACLS_FILE,
+                super_users=Authorizer.parse_super_users(self.config.super_users),
+                allow_everyone_if_no_acl_found=self.config.allow_everyone_if_no_acl_found,
+            )
         if loaded:
             log.info("loaded %d committed-offset records from %s", loaded, OFFSETS_TOPIC)
 
@@ -94,23 +114,36 @@ class Broker:
         self.open()
         try:
             async with trio.open_nursery() as nursery:
-                host, port = await nursery.start(serve, self.config, self.dispatcher)
-                self.bound = (host, port)
+                self.bound = await nursery.start(serve, self.config, self.dispatcher, self.endpoints)
+                host, port = self.bound[self.config.listener.name]
                 await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
                 if self.config.control_listener is not None:
                     await self._start_control(nursery, self.config.control_listener)
-                adv = self.advertised()
-                log.info(
-                    "hmb %s listening on %s:%d (advertised %s:%d), data in %s",
-                    __version__,
-                    host,
-                    port,
-                    adv.host,
-                    adv.port,
-                    ", ".join(str(d.resolve()) for d in self.config.log_dirs),
-                )
+                for name, (bound_host, bound_port) in self.bound.items():
+                    adv = self.advertised(name)
+                    log.info(
+                        "hmb %s listening on %s:%d (listener %s, advertised %s:%d), data in %s",
+                        __version__,
+                        bound_host,
+                        bound_port,
+                        name,
+                        adv.host,
+                        adv.port,
+                        ", ".join(str(d.resolve()) for d in self.config.log_dirs),
+                    )
                 task_status.started((host, port))
         finally:
             self.close()
+
+
+def plain_users(config: BrokerConfig) -> dict[str, PlainUsers]:
+    """Each SASL listener's PLAIN users, from listener.name.<listener>.plain.sasl.jaas.config."""
+    out = {}
+    for listener in config.listeners:
+        key = "plain.sasl.jaas.config"
+        text = config.listener_setting(listener.name, key)
+        if text is not None:
+            out[listener.name] = PlainUsers.from_jaas(text, f"listener.name.{listener.name.lower()}.{key}")
+    return out

@@ -19,7 +19,14 @@ import trio
 
 from hmb import __version__
 from hmb.broker import Broker
-from hmb.config import BrokerConfig, ConfigError, from_properties, parse_listener, read_properties_file
+from hmb.config import (
+    BrokerConfig,
+    ConfigError,
+    check_relations,
+    from_properties,
+    parse_listener,
+    read_properties_file,
+)
 from hmb.properties import BY_NAME
 from hmb.properties.render import help_text, shown_default
 
@@ -47,7 +54,7 @@ def build_parser(prog: str = "hmb serve") -> argparse.ArgumentParser:
     p.add_argument(
         "--listen",
         metavar="HOST:PORT",
-        help=f"address to listen on (listeners; default {shown_default(BY_NAME['listeners'])}; "
+        help=f"address of the first listener (listeners; default {shown_default(BY_NAME['listeners'])}; "
         "port 0 = any free port)",
     )
     p.add_argument(
@@ -85,16 +92,23 @@ def config_from_args(ns: argparse.Namespace) -> BrokerConfig:
         props[key.strip()] = value.strip()
     cfg = from_properties(props)
     if ns.listen:
-        cfg = replace(cfg, listener=parse_listener(ns.listen, "--listen"))
+        # the first listener moves (the others, from the file, stay where they are)
+        first, rest = parse_listener(ns.listen, "--listen"), cfg.listeners[1:]
+        names = {listener.name for listener in (first, *rest)}
+        kept = tuple(a for a in cfg.advertised_listeners if a.name in names)
+        cfg = replace(cfg, listeners=(first, *rest), advertised_listeners=kept)
     if ns.advertise:
-        cfg = replace(cfg, advertised=parse_listener(ns.advertise, "--advertise"))
+        advertised = parse_listener(ns.advertise, "--advertise")
+        first_name = cfg.listener.name
+        kept = tuple(a for a in cfg.advertised_listeners if a.name != first_name)
+        cfg = replace(cfg, advertised_listeners=(replace(advertised, name=first_name), *kept))
+    check_relations(cfg)
     if ns.data_dir:
         cfg = replace(cfg, log_dirs=(Path(ns.data_dir),))
     return cfg
 
 
-async def run(config: BrokerConfig) -> None:
-    broker = Broker(config)
+async def run(broker: Broker) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(broker.run)
@@ -116,12 +130,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "hmb serve") -> int:
         stream=sys.stderr,
     )
     try:
-        config = config_from_args(ns)
+        broker = Broker(config_from_args(ns))  # checks that every listener can be served
     except ConfigError as exc:
         print(f"hmb serve: {exc}", file=sys.stderr)
         return 2
     try:
-        trio.run(run, config)
+        trio.run(run, broker)
     except OSError as exc:
         print(f"hmb serve: {exc}", file=sys.stderr)
         return 1

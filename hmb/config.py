@@ -48,15 +48,17 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 KNOWN_KEYS = known_names(PROPERTIES)  # every name hmb reads, synonyms included
+LISTENER_PREFIX = "listener.name."  # Kafka's per-listener settings: listener.name.<name>.<setting>
 
 
 @dataclass(frozen=True)
 class BrokerConfig:
     """Every broker-wide setting, under the ``attr`` the table gives it."""
 
-    # A Listener is frozen, so sharing the table's default is safe.
-    listener: Listener = default_of("listeners")  # noqa: RUF009
-    advertised: Listener | None = default_of("advertised.listeners")  # noqa: RUF009 (None: the listener)
+    listeners: tuple[Listener, ...] = default_of("listeners")
+    advertised_listeners: tuple[Listener, ...] = default_of("advertised.listeners")  # (): the listeners
+    security_protocol_map: tuple[tuple[str, str], ...] = default_of("listener.security.protocol.map")
+    inter_broker_listener_name: str | None = default_of("inter.broker.listener.name")
     control_listener: Listener | None = default_of("control.listener")  # noqa: RUF009 (None: off)
     socket_request_max_bytes: int = default_of("socket.request.max.bytes")
     queued_max_requests: int = default_of("queued.max.requests")  # per connection here
@@ -69,14 +71,49 @@ class BrokerConfig:
     group_min_session_timeout_ms: int = default_of("group.min.session.timeout.ms")
     group_max_session_timeout_ms: int = default_of("group.max.session.timeout.ms")
     group_initial_rebalance_delay_ms: int = default_of("group.initial.rebalance.delay.ms")
+    ssl_keystore_type: str = default_of("ssl.keystore.type")
+    ssl_keystore_location: str | None = default_of("ssl.keystore.location")
+    ssl_key_password: str | None = default_of("ssl.key.password")
+    ssl_truststore_type: str = default_of("ssl.truststore.type")
+    ssl_truststore_location: str | None = default_of("ssl.truststore.location")
+    ssl_client_auth: str = default_of("ssl.client.auth")
+    ssl_enabled_protocols: tuple[str, ...] = default_of("ssl.enabled.protocols")
+    ssl_cipher_suites: tuple[str, ...] = default_of("ssl.cipher.suites")
+    ssl_principal_mapping_rules: str = default_of("ssl.principal.mapping.rules")
+    sasl_enabled_mechanisms: tuple[str, ...] = default_of("sasl.enabled.mechanisms")
+    connections_max_reauth_ms: int = default_of("connections.max.reauth.ms")
+    failed_authentication_delay_ms: int = default_of("connection.failed.authentication.delay.ms")
+    authorizer_class_name: str = default_of("authorizer.class.name")
+    super_users: str = default_of("super.users")
+    allow_everyone_if_no_acl_found: bool = default_of("allow.everyone.if.no.acl.found")
+    #: ``listener.name.<listener>.<setting>`` keys, lower-cased listener part (Kafka's per-listener settings)
+    listener_settings: tuple[tuple[str, str], ...] = ()
     log: TopicConfig = field(default_factory=TopicConfig)  # every topic's defaults
     #: the settings server.properties and --override gave, as text (DescribeConfigs'
     #: STATIC_BROKER_CONFIG layer)
     given: tuple[tuple[str, str], ...] = ()
 
     @property
+    def listener(self) -> Listener:
+        """The first listener: the one single-address tools and messages name."""
+        return self.listeners[0]
+
+    def advertised_for(self, name: str) -> Listener | None:
+        """The advertised address of listener ``name``; None when it advertises where it listens."""
+        return next((a for a in self.advertised_listeners if a.name == name), None)
+
+    @property
     def advertised_listener(self) -> Listener:
-        return self.advertised or self.listener
+        return self.advertised_for(self.listener.name) or self.listener
+
+    def security_protocol(self, listener_name: str) -> str:
+        """The security protocol of listener ``name`` (the map is checked at load)."""
+        return dict(self.security_protocol_map)[listener_name]
+
+    def listener_setting(self, listener_name: str, key: str) -> str | None:
+        """``listener.name.<listener>.<key>``, as the properties gave it (None: absent)."""
+        wanted = f"listener.name.{listener_name.lower()}.{key}"
+        return next((v for k, v in self.listener_settings if k == wanted), None)
 
 
 def parse_properties(text: str) -> dict[str, str]:
@@ -101,15 +138,22 @@ def parse_properties(text: str) -> dict[str, str]:
 def from_properties(props: dict[str, str], base: BrokerConfig | None = None) -> BrokerConfig:
     """A config from Kafka-named properties, on top of ``base`` (defaults if None)."""
     cfg = base or BrokerConfig()
+    per_listener = {k.lower(): v for k, v in props.items() if k.lower().startswith(LISTENER_PREFIX)}
+    props = {k: v for k, v in props.items() if not k.lower().startswith(LISTENER_PREFIX)}
     unknown = sorted(set(props) - KNOWN_KEYS)
     if unknown:
         log.warning("ignoring settings hmb does not have: %s", ", ".join(unknown))
     broker = resolve(props, BROKER_PROPERTIES)
     topic = resolve(props, TOPIC_PROPERTIES)
     _warn_not_acted_on({**broker, **topic})
+    settings = dict(cfg.listener_settings) | per_listener
     given = {**dict(cfg.given), **{k: v for k, v in props.items() if k in KNOWN_KEYS}}
     new = replace(
-        cfg, **_by_attr(broker), log=replace(cfg.log, **_by_attr(topic)), given=tuple(sorted(given.items()))
+        cfg,
+        **_by_attr(broker),
+        listener_settings=tuple(sorted(settings.items())),
+        log=replace(cfg.log, **_by_attr(topic)),
+        given=tuple(sorted(given.items())),
     )
     check_relations(new)
     return new
@@ -129,6 +173,23 @@ def check_relations(cfg: BrokerConfig) -> None:
     """Rules between settings, which the table's one-value checks cannot state."""
     if cfg.group_max_session_timeout_ms < cfg.group_min_session_timeout_ms:
         raise ConfigError("group.max.session.timeout.ms must be at least group.min.session.timeout.ms")
+    if not cfg.listeners:
+        raise ConfigError("listeners: at least one listener is needed")
+    mapped = dict(cfg.security_protocol_map)
+    for listener in (*cfg.listeners, *cfg.advertised_listeners):
+        if listener.name not in mapped:
+            raise ConfigError(
+                f"listener {listener.name} has no security protocol: add {listener.name}:PROTOCOL "
+                "to listener.security.protocol.map"
+            )
+    names = {listener.name for listener in cfg.listeners}
+    for listener in cfg.advertised_listeners:
+        if listener.name not in names:
+            raise ConfigError(f"advertised.listeners: {listener.name} is not one of the listeners")
+    if cfg.inter_broker_listener_name is not None and cfg.inter_broker_listener_name.upper() not in names:
+        raise ConfigError(
+            f"inter.broker.listener.name: {cfg.inter_broker_listener_name} is not one of the listeners"
+        )
 
 
 def read_properties_file(path: Path) -> dict[str, str]:

@@ -33,11 +33,14 @@ from typing import Any, NamedTuple
 
 import trio
 
+from hmb_client import acls
+from hmb_client.acls import AclBinding, AclFilter
 from hmb_client.cluster import Cluster, ClusterConfig, TopicInfo, parse_bootstrap, uses_api_versions
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import KafkaError, UnsupportedVersionError, error_for
 from hmb_client.request_bodies import list_offsets_body
 from hmb_client.runtime import IoThread
+from hmb_client.security import SecuritySettings
 from hmb_client.structs import TopicPartition
 from kproto import ApiKey, ErrorCode
 from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
@@ -116,7 +119,9 @@ class Admin:
         client_id: str = "hmb-admin",
         request_timeout_ms: int = 30_000,
         api_version: tuple[int, ...] | None = None,
+        **security: Any,
     ) -> None:
+        """``security``: kafka-python's TLS and SASL settings (:mod:`hmb_client.security`)."""
         if request_timeout_ms <= 0:
             raise ValueError("request_timeout_ms must be positive")
         self._timeout_s = request_timeout_ms / 1000
@@ -126,6 +131,7 @@ class Admin:
             request_timeout_s=self._timeout_s,
             connect_timeout_s=min(10.0, self._timeout_s),
             api_version_request=uses_api_versions(api_version),
+            security=SecuritySettings(**security),
         )
         self._closed = False
         self._io = IoThread("hmb-admin-io")
@@ -186,6 +192,36 @@ class Admin:
     def topic_names(self, include_internal: bool = False) -> set[str]:
         """The topic names only (one Metadata request; cheaper than :meth:`list_topics`)."""
         return self._run(self._names, include_internal)
+
+    # ---------------------------------------------------------------- ACLs and SCRAM users
+
+    def create_acls(self, bindings: list[AclBinding]) -> None:
+        self._run(self._on_controller, acls.create_acls, bindings)
+
+    def describe_acls(self, selection: AclFilter | None = None) -> list[AclBinding]:
+        return self._run(self._on_controller, acls.describe_acls, selection or AclFilter())
+
+    def delete_acls(self, selection: AclFilter) -> list[AclBinding]:
+        """Remove what ``selection`` matches; the bindings removed."""
+        return self._run(self._on_controller, acls.delete_acls, selection)
+
+    def describe_user_scram_credentials(
+        self, users: list[str] | None = None
+    ) -> dict[str, list[tuple[str, int]]]:
+        """user -> [(mechanism, iterations)] (every user with credentials when ``users`` is None)."""
+        return self._run(self._on_controller, acls.describe_scram, users)
+
+    def upsert_user_scram_credential(
+        self, user: str, mechanism: str, password: str, iterations: int = 4096
+    ) -> None:
+        """Add or replace ``user``'s credential (the password is salted and hashed here)."""
+        self._run(self._on_controller, acls.alter_scram, [(user, mechanism, password, iterations)], [])
+
+    def delete_user_scram_credential(self, user: str, mechanism: str) -> None:
+        self._run(self._on_controller, acls.alter_scram, [], [(user, mechanism)])
+
+    async def _on_controller(self, afn: Any, *args: Any) -> Any:
+        return await afn(await self._controller(), *args)
 
     # ---------------------------------------------------------------- I/O thread side
 

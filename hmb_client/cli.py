@@ -4,6 +4,8 @@
     hmb produce TOPIC                  lines from stdin or a file -> records
     hmb consume TOPIC                  records -> lines on stdout
     hmb perf produce|consume           throughput and latency measurements
+    hmb users add|delete|list          SCRAM credentials
+    hmb acls add|list|remove           ACLs (kafka-acls.sh's flags)
 
 Every subcommand has ``--help``.  The ``hmb`` console script is
 :func:`hmb_cmd.main`, which adds ``hmb serve`` (the broker) in front of
@@ -22,7 +24,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from hmb_client.tools import console, perf, topics
+from hmb_client.tools import console, perf, security, topics
 from hmb_client.tools.common import CliError
 
 #: Registers commands of another package (``hmb serve``) ahead of the tools.
@@ -45,6 +47,7 @@ def build_parser(first: RegisterCommands | None = None) -> argparse.ArgumentPars
     topics.register(sub)
     console.register(sub)
     perf.register(sub)
+    security.register(sub)
     return parser
 
 

@@ -31,6 +31,7 @@ from hmb_client.errors import (
     NoBrokersAvailable,
     error_for,
 )
+from hmb_client.security import SecuritySettings, security_of
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class ClusterConfig:
     reconnect_backoff_max_s: float = 1.0
     metadata_max_age_s: float = 300.0
     api_version_request: bool = True  # False: no ApiVersions, the 0.8.2 table (see uses_api_versions)
+    security: SecuritySettings = field(default_factory=SecuritySettings)
 
 
 class ClientSettings(Protocol):
@@ -111,6 +113,7 @@ def cluster_config_of(cfg: ClientSettings) -> ClusterConfig:
         reconnect_backoff_s=cfg.reconnect_backoff_ms / 1000,
         reconnect_backoff_max_s=cfg.reconnect_backoff_max_ms / 1000,
         api_version_request=uses_api_versions(cfg.api_version),
+        security=security_of(cfg),
     )
 
 
@@ -166,6 +169,7 @@ class Cluster:
                 client_id=self.config.client_id,
                 request_timeout_s=self.config.request_timeout_s,
                 api_version_request=self.config.api_version_request,
+                security=self.config.security,
             )
             try:
                 timeout = self.config.connect_timeout_s

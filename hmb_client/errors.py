@@ -36,6 +36,10 @@ class NoBrokersAvailable(KafkaConnectionError):  # noqa: N818 - kafka-python's n
     """None of the bootstrap servers answered."""
 
 
+class SaslAuthenticationFailedError(KafkaError):
+    """The broker refused the SASL credentials (or does not offer the mechanism): not retried."""
+
+
 class IllegalStateError(KafkaError):
     """The client was used in a way its state does not allow (e.g. send after close)."""
 

@@ -11,6 +11,8 @@ alone (docs/architecture.md draws the picture):
   that responses are made of, and it never reaches the broker object.
 * ``hmb.api`` decodes and dispatches: it never imports the network layer
   or the broker, which wire it up from above.
+* ``hmb.security`` (principals, SASL mechanisms, credentials, ACLs) does no
+  I/O and knows no request: the API and network layers call it.
 * ``hmb`` never imports ``hmb_client``, and ``hmb_client`` never imports
   ``hmb``: a client library that talks to any Kafka-compatible broker.  The
   ``hmb`` command (``hmb_cmd``) is the one place that uses both.
@@ -69,6 +71,11 @@ RULES = (
     ),
     Rule("hmb/net", ("hmb.log", "hmb.broker", "hmb.groups", "hmb.cli"), allowed=("hmb.log.region",)),
     Rule("hmb/api", ("hmb.net", "hmb.broker", "hmb.cli")),
+    # principals, SASL mechanisms, credentials and ACLs: sans-I/O, below the API and network layers
+    Rule(
+        "hmb/security",
+        ("trio", "socket", "ssl", "hmb.api", "hmb.net", "hmb.log", "hmb.groups", "hmb.broker", "hmb.cli"),
+    ),
 )
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from hmb.clock import Clock
+from hmb.security.principal import ANONYMOUS, KafkaPrincipal
 from kproto import Request
 
 if TYPE_CHECKING:
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
     from hmb.groups.offsets import OffsetStore
     from hmb.log.manager import LogManager
     from hmb.log.region import FileRegion
+    from hmb.security.authorizer import Authorizer
+    from hmb.security.credentials import CredentialStore
+    from hmb.security.plain import PlainUsers
     from hmb.settings import Settings
 
 
@@ -52,10 +56,16 @@ class Services:
     config: BrokerConfig
     logs: LogManager
     groups: GroupCoordinator
-    advertised: Callable[[], Listener]
+    advertised: Callable[..., Listener]  # (listener name=None) -> the address clients are told
     settings: Settings
     _offsets: OffsetStore | None = None
     clock: Clock = field(default_factory=Clock)  # the broker's time (hmb.clock): fetch waits on it
+    #: None: no authoriser configured, everything is allowed (authorizer.class.name empty)
+    authorizer: Authorizer | None = None
+    #: the SCRAM credentials; None until the broker loads them
+    credentials: CredentialStore | None = None
+    #: listener name -> its PLAIN users (listener.name.<listener>.plain.sasl.jaas.config)
+    plain_users: dict[str, PlainUsers] = field(default_factory=dict)
 
     @property
     def offsets(self) -> OffsetStore:
@@ -71,13 +81,33 @@ class Services:
 class Session:
     """What the broker knows about one connection, shared by all its requests.
 
-    The place for per-connection state the API layer keeps (later: the
-    authenticated principal).
+    The network layer fills in where the connection came from (its listener
+    and security protocol, a TLS client certificate's principal); the SASL
+    handlers fill in who authenticated and until when.
     """
 
     peer: str = "?"
     #: set when the client has closed its side: long waits end early
     client_gone: trio.Event = field(default_factory=trio.Event)
+    listener: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
+    principal: KafkaPrincipal = ANONYMOUS
+    #: False on a SASL listener until SaslAuthenticate succeeds (the dispatcher's gate)
+    authenticated: bool = True
+    #: the SASL exchange in progress: the mechanism chosen by SaslHandshake, then its server state
+    sasl: Any = None
+    #: the mechanism the connection authenticated with (re-authentication must use it again)
+    sasl_mechanism: str | None = None
+    #: trio time after which the authentication has expired (connections.max.reauth.ms); None: never
+    reauth_deadline: float | None = None
+    #: set by a handler whose answer must be the connection's last (failed authentication): the reason
+    close_after_reply: str | None = None
+
+    @property
+    def host(self) -> str:
+        """The peer's address without the port: what ACLs match hosts against."""
+        host, _, _ = self.peer.rpartition(":")
+        return host.strip("[]") or self.peer
 
 
 @dataclass

@@ -40,6 +40,7 @@ import logging
 from collections import Counter
 from typing import Any
 
+from hmb.api.authz import may_create_topic
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.config import ConfigError
@@ -111,6 +112,8 @@ def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
         raise _RefusedError(
             ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears more than once in the request"
         )
+    if not may_create_topic(ctx, topic.name):
+        raise _RefusedError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
     try:
         validate_topic_name(topic.name)
     except InvalidTopicError as exc:

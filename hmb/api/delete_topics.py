@@ -13,8 +13,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from hmb.api.authz import allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
@@ -23,6 +25,8 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets"})
 
 
 async def _delete(ctx: RequestContext, name: str) -> int:
+    if not allowed(ctx, Operation.DELETE, ResourceType.TOPIC, name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
     if name in INTERNAL_TOPICS:
         return ErrorCode.INVALID_TOPIC_EXCEPTION
     try:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hmb.api.authz import group_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.groups.coordinator import GroupState
+from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
@@ -29,6 +31,9 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         "members": [],
         "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
     }
+    if not group_allowed(ctx, Operation.DESCRIBE, group_id):
+        out.update(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_state="")
+        return out
     g = ctx.groups.describe(group_id)
     if g is None:
         if group_id in ctx.offsets.groups():

@@ -19,17 +19,24 @@ Rules, in the order they apply to a frame:
    frame (a body is encoded here; a handler's own bytes or pieces pass
    through; silence stays silence).
 
+0. Before any of these, the authentication gate: a connection on a SASL
+   listener that has not authenticated yet, or whose authentication has
+   expired (``connections.max.reauth.ms``), may send only ApiVersions and
+   the SASL requests; anything else closes it (Kafka does the same).
+
 The network layer calls :meth:`Dispatcher.dispatch` once per frame, in
-order, and knows none of these rules.  Later gates (authentication,
-per-request metrics) belong here too.
+order, and knows none of these rules.  Later gates (per-request metrics)
+belong here too.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
+import trio
+
 import kproto
-from hmb.api import HANDLERS
+from hmb.api import HANDLERS, sasl
 from hmb.api.api_versions import unsupported_version_response
 from hmb.api.context import CloseConnection, NoResponse, RawResponse, Reply, RequestContext, Services, Session
 from hmb.api.registry import Handler
@@ -37,6 +44,8 @@ from kproto import ApiKey, DecodeError, KprotoError, UnsupportedVersionError
 from kproto.produce_fast import decode_produce_request
 
 _PRODUCE_KEY = ApiKey.PRODUCE.to_bytes(2, "big")
+_BEFORE_AUTHENTICATION = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE})
+"""What a SASL connection may send before it has authenticated."""
 
 Outcome = bytes | RawResponse | None
 """What goes back for one request: a whole frame, a frame in pieces, or nothing."""
@@ -58,8 +67,17 @@ class Dispatcher:
         self._max_size = services.config.socket_request_max_bytes
         self.interceptor: Interceptor | None = None  # set by brokers under test control
 
+    @property
+    def serves_sasl(self) -> bool:
+        """Whether SaslHandshake and SaslAuthenticate have handlers (SASL listeners need both)."""
+        return ApiKey.SASL_HANDSHAKE in self.handlers and ApiKey.SASL_AUTHENTICATE in self.handlers
+
     async def dispatch(self, frame: bytes, session: Session) -> Outcome:
         """The reply to ``frame``; raises :class:`CloseConnection` when the connection must end."""
+        if session.sasl is not None and session.sasl.raw:
+            return await sasl.raw_token(self.services, session, frame[4:])
+        if not session.authenticated or session.reauth_deadline is not None:
+            _gate(frame, session)
         request = decode_produce_request(frame) if frame[4:6] == _PRODUCE_KEY else None
         if request is not None and self._produce is not None and self._produce.supports(request.version):
             handler = self._produce
@@ -92,3 +110,15 @@ class Dispatcher:
         if isinstance(reply, (RawResponse, bytes)):
             return reply
         return kproto.encode_response(request.api_key, request.version, request.correlation_id, reply)
+
+
+def _gate(frame: bytes, session: Session) -> None:
+    """Close a connection that sends anything but ApiVersions and SASL before authenticating."""
+    api_key = int.from_bytes(frame[4:6], "big")
+    if api_key in _BEFORE_AUTHENTICATION:
+        return
+    name = ApiKey.name_of(api_key)
+    if not session.authenticated:
+        raise CloseConnection(f"{name} before SASL authentication on listener {session.listener}")
+    if session.reauth_deadline is not None and trio.current_time() > session.reauth_deadline:
+        raise CloseConnection(f"{name} after the SASL authentication of {session.principal} expired")

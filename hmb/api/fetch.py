@@ -36,12 +36,14 @@ import math
 
 import trio
 
+from hmb.api.authz import topics_allowed
 from hmb.api.context import RawResponse, Reply, RequestContext
 from hmb.api.errors import error_code
 from hmb.api.registry import handles
 from hmb.log.errors import OffsetOutOfRangeError
 from hmb.log.partition import PartitionLog
 from hmb.log.region import FileRegion
+from hmb.security.acl import Operation
 from kproto import ApiKey, CorruptRecordError, ErrorCode
 from kproto.fetch_fast import PartitionData, build_fetch_response
 from kproto.records import downconvert
@@ -69,6 +71,11 @@ async def wait_any(events: list[trio.Event], deadline: float) -> None:
                 nursery.start_soon(waiter, ev)
 
 
+def _readable(ctx: RequestContext) -> set[str]:
+    """The topics of the request this connection may read (Read on the topic)."""
+    return topics_allowed(ctx, Operation.READ, (t.topic for t in ctx.request.body.topics))
+
+
 def _collect(
     ctx: RequestContext, stack: contextlib.ExitStack
 ) -> tuple[list[tuple[str, Partitions]], int, bool, list[PartitionLog]]:
@@ -80,9 +87,14 @@ def _collect(
     total = 0
     errors = False
     logs: list[PartitionLog] = []
+    readable = None if ctx.services.authorizer is None else _readable(ctx)
     for topic in body.topics:
         partitions: Partitions = []
         for p in topic.partitions:
+            if readable is not None and topic.topic not in readable:
+                partitions.append(PartitionData(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, None))
+                errors = True
+                continue
             plog = ctx.logs.get(topic.topic, p.partition)
             if plog is None:
                 partitions.append(PartitionData(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, None))

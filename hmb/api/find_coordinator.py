@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from hmb.api.authz import allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
 
 
-def _error(code: int, message: str) -> dict[str, Any]:
+def _error(code: int, message: str | None) -> dict[str, Any]:
     return {
         "throttle_time_ms": 0,
         "error_code": code,
@@ -32,11 +34,16 @@ def _error(code: int, message: str) -> dict[str, Any]:
 @handles(ApiKey.FIND_COORDINATOR, versions=(0, 2))
 async def handle(ctx: RequestContext) -> Reply:
     key_type = ctx.request.body.key_type if ctx.request.version >= 1 else KEY_TYPE_GROUP
+    key = ctx.request.body.key
     if key_type == KEY_TYPE_TRANSACTION:
+        if not allowed(ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+            return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
         return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker has no transaction coordinator")
     if key_type != KEY_TYPE_GROUP:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
-    adv = ctx.services.advertised()
+    if not allowed(ctx, Operation.DESCRIBE, ResourceType.GROUP, key):
+        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    adv = ctx.services.advertised(ctx.session.listener)
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,

@@ -5,14 +5,18 @@ v3's ``group_instance_id``: a replaced static member gets FENCED_INSTANCE_ID.
 
 from __future__ import annotations
 
+from hmb.api.authz import group_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
-from kproto import ApiKey
+from hmb.security.acl import Operation
+from kproto import ApiKey, ErrorCode
 
 
 @handles(ApiKey.HEARTBEAT, versions=(0, 3))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
+    if not group_allowed(ctx, Operation.READ, body.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     error = ctx.groups.heartbeat(
         body.group_id, body.generation_id, body.member_id, body.get("group_instance_id")
     )

@@ -27,8 +27,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from hmb.api.authz import allowed, cluster_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
@@ -38,10 +40,24 @@ def _answer(code: int, producer_id: int = -1, epoch: int = -1) -> dict[str, Any]
     return {"throttle_time_ms": 0, "error_code": code, "producer_id": producer_id, "producer_epoch": epoch}
 
 
+def _may_write_idempotently(ctx: RequestContext) -> bool:
+    """IdempotentWrite on the cluster, or Write on some topic (Kafka 3.0's rule)."""
+    authorizer = ctx.services.authorizer
+    if authorizer is None or cluster_allowed(ctx, Operation.IDEMPOTENT_WRITE):
+        return True
+    principal, host = str(ctx.session.principal), ctx.session.host
+    return authorizer.authorize_any(principal, host, Operation.WRITE, ResourceType.TOPIC)
+
+
 @handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 1))
 async def handle(ctx: RequestContext) -> Reply:
-    if ctx.request.body.transactional_id is not None:
+    tid = ctx.request.body.transactional_id
+    if tid is not None:
+        if not allowed(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
+            return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         return _answer(ErrorCode.NOT_COORDINATOR)
+    if not _may_write_idempotently(ctx):
+        return _answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     try:
         pid = await ctx.logs.producer_ids.allocate()
     except OSError as exc:

@@ -13,10 +13,12 @@ disconnects while waiting gets no answer and its wait ends at once.
 
 from __future__ import annotations
 
+from hmb.api.authz import group_allowed
 from hmb.api.context import NO_RESPONSE, Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.groups.longpoll import unless_gone
-from kproto import ApiKey
+from hmb.security.acl import Operation
+from kproto import ApiKey, ErrorCode
 
 
 def client_host(peer: str) -> str:
@@ -29,6 +31,16 @@ async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     version = ctx.request.version
     session_ms = body.session_timeout_ms
+    if not group_allowed(ctx, Operation.READ, body.group_id):
+        return {
+            "throttle_time_ms": 0,
+            "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            "generation_id": -1,
+            "protocol_name": "",
+            "leader": "",
+            "member_id": body.member_id,
+            "members": [],
+        }
     result = await unless_gone(
         ctx.client_gone,
         lambda: ctx.groups.join(

@@ -7,8 +7,10 @@ without a member id is looked up by its group instance id.
 
 from __future__ import annotations
 
+from hmb.api.authz import group_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 
 
@@ -16,6 +18,9 @@ from kproto import ApiKey, ErrorCode
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     groups = ctx.groups
+    if not group_allowed(ctx, Operation.READ, body.group_id):
+        denied = {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+        return denied if ctx.request.version < 3 else {**denied, "members": []}
     if ctx.request.version < 3:
         return {"throttle_time_ms": 0, "error_code": groups.leave(body.group_id, body.member_id)}
     members = [

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hmb.api.authz import topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.log.partition import PartitionLog
+from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
@@ -40,6 +42,7 @@ async def _one_offset(plog: PartitionLog, timestamp: int) -> tuple[int, int, int
 async def handle(ctx: RequestContext) -> Reply:
     version = ctx.request.version
     topics = []
+    describable = topics_allowed(ctx, Operation.DESCRIBE, (t.name for t in ctx.request.body.topics))
     for topic in ctx.request.body.topics:
         partitions = []
         for p in topic.partitions:
@@ -52,7 +55,9 @@ async def handle(ctx: RequestContext) -> Reply:
                 "leader_epoch": -1,
             }
             plog = ctx.logs.get(topic.name, p.partition_index)
-            if plog is None:
+            if topic.name not in describable:
+                answer["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif plog is None:
                 answer["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif version == 0:
                 answer["old_style_offsets"] = plog.offsets_before(p.timestamp, p.max_num_offsets)

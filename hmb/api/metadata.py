@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hmb.api.authz import may_create_topic, topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.log.manager import InvalidTopicError, validate_topic_name
+from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
@@ -66,14 +68,23 @@ async def handle(ctx: RequestContext) -> Reply:
         requested = sorted(t for t in services.logs.topics if not t.startswith("__"))
     else:
         requested = [t.name for t in body.topics]
+    describable = topics_allowed(ctx, Operation.DESCRIBE, requested)
+    if body.topics is None or (not body.topics and version == 0):
+        requested = [t for t in requested if t in describable]  # the others are not shown at all
     topics = []
     for name in requested:
+        if name not in describable:
+            topics.append(_topic(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, []))
+            continue
         logs = services.logs.topics.get(name)
         if logs is None:
             try:
                 validate_topic_name(name)
             except InvalidTopicError:
                 topics.append(_topic(name, ErrorCode.INVALID_TOPIC_EXCEPTION, []))
+                continue
+            if auto_create and not may_create_topic(ctx, name):
+                topics.append(_topic(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, []))
                 continue
             if not auto_create:
                 topics.append(_topic(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []))
@@ -84,7 +95,7 @@ async def handle(ctx: RequestContext) -> Reply:
                 continue
             logs = services.logs.create_topic(name, cfg.num_partitions)
         topics.append(_topic(name, ErrorCode.NONE, _partitions(node, len(logs))))
-    adv = services.advertised()
+    adv = services.advertised(ctx.session.listener)
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node, "host": adv.host, "port": adv.port, "rack": None}],

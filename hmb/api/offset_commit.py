@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import logging
 
+from hmb.api.authz import group_allowed, topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.groups.offsets import CommitEntry
+from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
@@ -31,7 +33,9 @@ async def handle(ctx: RequestContext) -> Reply:
     services = ctx.services
     max_meta = services.config.offset_metadata_max_bytes
     group_error: int = ErrorCode.NONE
-    if not body.group_id:
+    if not group_allowed(ctx, Operation.READ, body.group_id):
+        group_error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not body.group_id:
         group_error = ErrorCode.INVALID_GROUP_ID
     elif ctx.request.version >= 1:
         group_error = services.groups.check_commit(
@@ -39,12 +43,15 @@ async def handle(ctx: RequestContext) -> Reply:
         )
     codes: dict[tuple[str, int], int] = {}
     accepted: list[CommitEntry] = []
+    readable = topics_allowed(ctx, Operation.READ, (t.name for t in body.topics))
     for topic in body.topics:
         for p in topic.partitions:
             metadata = p.committed_metadata or ""
             code: int
             if group_error != ErrorCode.NONE:
                 code = group_error
+            elif topic.name not in readable:
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif services.logs.get(topic.name, p.partition_index) is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif len(metadata.encode()) > max_meta:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from hmb.api.authz import group_allowed, topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 
 
@@ -30,9 +32,24 @@ async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     services = ctx.services
     topics: list[dict[str, Any]] = []
+    if not group_allowed(ctx, Operation.DESCRIBE, body.group_id):
+        denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        topics = [
+            {"name": t.name, "partitions": [_partition(i, -1, "", denied) for i in t.partition_indexes]}
+            for t in body.topics or ()
+        ]
+        return {"throttle_time_ms": 0, "topics": topics, "error_code": denied}
+    committed_offsets = services.offsets.of_group(body.group_id) if body.topics is None else {}
+    describable = topics_allowed(
+        ctx,
+        Operation.DESCRIBE,
+        (t.name for t in body.topics) if body.topics is not None else {t for t, _ in committed_offsets},
+    )
     if body.topics is None:  # v2+: everything the group has committed
         by_topic: dict[str, list[dict[str, Any]]] = {}
-        for (topic, index), committed in services.offsets.of_group(body.group_id).items():
+        for (topic, index), committed in committed_offsets.items():
+            if topic not in describable:
+                continue  # what the principal may not describe is not shown
             by_topic.setdefault(topic, []).append(
                 _partition(
                     index, committed.offset, committed.metadata, ErrorCode.NONE, committed.leader_epoch
@@ -42,6 +59,9 @@ async def handle(ctx: RequestContext) -> Reply:
     for topic in body.topics or ():
         partitions = []
         for index in topic.partition_indexes:
+            if topic.name not in describable:
+                partitions.append(_partition(index, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             if services.logs.get(topic.name, index) is None:
                 partitions.append(_partition(index, -1, "", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import logging
 
+from hmb.api.authz import allowed, topics_allowed
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
 from hmb.api.registry import handles
 from hmb.log.partition import PartitionLog
+from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 from kproto.produce_fast import PartitionResult, encode_produce_response
 
@@ -54,6 +56,20 @@ async def _append_to(
     return _NONE, info.base_offset
 
 
+def _denied(ctx: RequestContext) -> dict[str, int]:
+    """The topics this connection may not write, each with its error (Write on the
+    topic; for a transactional produce, Write on its transactional id first)."""
+    if ctx.services.authorizer is None:
+        return {}
+    body = ctx.request.body
+    names = {t.name for t in body.topic_data}
+    tid = getattr(body, "transactional_id", None)
+    if tid is not None and not allowed(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
+        return dict.fromkeys(names, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    writable = topics_allowed(ctx, Operation.WRITE, names)
+    return dict.fromkeys(names - writable, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+
+
 @handles(ApiKey.PRODUCE, versions=(0, 8))
 async def handle(ctx: RequestContext) -> Reply:
     request = ctx.request
@@ -61,6 +77,7 @@ async def handle(ctx: RequestContext) -> Reply:
     acks = body.acks
     valid_acks = acks in (0, 1, -1)
     logs = ctx.logs
+    denied = _denied(ctx)
     responses: list[tuple[str, list[PartitionResult]]] = []
     for topic in body.topic_data:
         partitions: list[PartitionResult] = []
@@ -69,6 +86,8 @@ async def handle(ctx: RequestContext) -> Reply:
             start = -1
             if not valid_acks:
                 code, base = ErrorCode.INVALID_REQUIRED_ACKS, -1
+            elif denied and topic.name in denied:
+                code, base = denied[topic.name], -1
             elif (plog := logs.get(topic.name, pd.index)) is None:
                 code, base = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
             else:

@@ -50,6 +50,12 @@ def handles(api_key: ApiKey, versions: tuple[int, int]) -> Callable[[HandleFn], 
         declared = "none" if grammar is None else f"v{grammar.min_version}-v{grammar.max_version}"
         raise ValueError(f"{name} v{low}-v{high} is served, but kproto declares {declared}")
 
+    return _register(api_key, low, high)
+
+
+def _register(api_key: ApiKey, low: int, high: int) -> Callable[[HandleFn], HandleFn]:
+    name = ApiKey.name_of(api_key)
+
     def register(fn: HandleFn) -> HandleFn:
         if api_key in HANDLERS:
             raise ValueError(

@@ -8,15 +8,19 @@ answered FENCED_INSTANCE_ID.
 
 from __future__ import annotations
 
+from hmb.api.authz import group_allowed
 from hmb.api.context import NO_RESPONSE, Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.groups.longpoll import unless_gone
-from kproto import ApiKey
+from hmb.security.acl import Operation
+from kproto import ApiKey, ErrorCode
 
 
 @handles(ApiKey.SYNC_GROUP, versions=(0, 3))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
+    if not group_allowed(ctx, Operation.READ, body.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "assignment": b""}
     result = await unless_gone(
         ctx.client_gone,
         lambda: ctx.groups.sync(

@@ -52,6 +52,7 @@ class Connection:
         transport: Transport,
         dispatcher: Dispatcher,
         *,
+        session: Session | None = None,
         queued_max_requests: int,
         max_frame_size: int,
     ) -> None:
@@ -60,7 +61,7 @@ class Connection:
         self.queued_max_requests = queued_max_requests
         self.max_frame_size = max_frame_size
         self.peer = transport.peer
-        self.session = Session(peer=self.peer)
+        self.session = Session(peer=self.peer) if session is None else session
         self.requests = 0
         self.close_reason: str | None = None
 
@@ -147,6 +148,13 @@ class Connection:
                     if pending:  # earlier requests were fine: they get their answers
                         await send_all(pending)
                     self._fail(str(exc))
+                if self.session.close_after_reply is not None:
+                    # this answer is the last (a failed authentication): send it, then close
+                    if isinstance(reply, bytes):
+                        pending += reply
+                    if pending:
+                        await send_all(pending)
+                    self._fail(self.session.close_after_reply)
                 if isinstance(reply, bytes):
                     pending += reply
                     if len(pending) >= COALESCE_BYTES:

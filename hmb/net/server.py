@@ -1,21 +1,48 @@
-"""The listener: accept connections, run each in its own task.
+"""The listeners: one TCP server per ``listeners`` entry, each with its security protocol.
 
-Follows trio's ``serve_listeners``: the server takes ``task_status`` and
-reports the bound address once it is listening, so a caller (or a test) can
-bind port 0 and learn the real port.  Every connection gets a transport
-(plain TCP here) and the broker's one dispatcher.
+Follows trio's ``serve_listeners``: ``serve`` takes ``task_status`` and
+reports the bound address of every listener (by name) once all listen, so a
+caller (or a test) can bind port 0 and learn the real ports.
+
+Rules:
+
+* A listener's security protocol comes from ``listener.security.protocol.map``:
+  PLAINTEXT and SASL_PLAINTEXT are plain TCP, SSL and SASL_SSL are TLS
+  (:mod:`hmb.net.tls`).  A listener hmb cannot serve (TLS without a keystore,
+  SASL while the broker has no SASL handlers, a SASL mechanism hmb does not
+  have) stops the start with a :class:`ConfigError` naming it: nothing is
+  accepted and silently not served.
+* Every connection starts a :class:`Session` saying which listener it came
+  in on; an SSL connection with a checked client certificate carries its
+  principal; a SASL connection starts unauthenticated (the dispatcher lets
+  it send only ApiVersions and the SASL requests until it authenticates).
+* A failed or slow TLS handshake closes that connection only, logged.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
+import ssl
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
 
+from hmb.api.context import Session
+from hmb.net import tls as tls_settings
 from hmb.net.connection import Connection
-from hmb.net.transport import PlainTransport
+from hmb.net.tls import (
+    TlsHandshakeError,
+    TlsTransport,
+    handshake,
+    peer_principal_name,
+    server_context,
+)
+from hmb.net.transport import PlainTransport, Transport, peer_of
+from hmb.properties import ConfigError, Listener
+from hmb.security.principal import PrincipalMapper, user
+from hmb.security.sasl import SUPPORTED_MECHANISMS
 
 if TYPE_CHECKING:
     from hmb.api.dispatch import Dispatcher
@@ -23,31 +50,106 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+Bound = dict[str, tuple[str, int]]
+"""listener name -> the (host, port) it is bound to."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One listener, ready to serve: its address, its protocol and, for TLS, its context."""
+
+    listener: Listener
+    protocol: str
+    tls: ssl.SSLContext | None
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol.startswith("SASL_")
+
+
+def endpoints(config: BrokerConfig, dispatcher: Dispatcher) -> list[Endpoint]:
+    """Every listener with what it needs; ConfigError names one that cannot be served."""
+    out = []
+    for listener in config.listeners:
+        protocol = config.security_protocol(listener.name)
+        tls = server_context(config, listener.name) if protocol in ("SSL", "SASL_SSL") else None
+        if protocol.startswith("SASL_"):
+            if not dispatcher.serves_sasl:
+                raise ConfigError(
+                    f"listener {listener.name} uses {protocol}, which this broker cannot serve yet"
+                )
+            unknown = [m for m in config.sasl_enabled_mechanisms if m not in SUPPORTED_MECHANISMS]
+            if unknown:
+                raise ConfigError(
+                    f"listener {listener.name}: sasl.enabled.mechanisms has {', '.join(unknown)}; "
+                    f"hmb has {', '.join(SUPPORTED_MECHANISMS)}"
+                )
+        out.append(Endpoint(listener, protocol, tls))
+    return out
+
+
+async def _open(listener: Listener) -> list[trio.SocketListener]:
+    try:
+        return await trio.open_tcp_listeners(listener.port, host=listener.host, backlog=1024)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(
+                exc.errno,
+                f"listener {listener.name} {listener} is already in use: is another broker running?",
+            ) from None
+        raise
+
 
 async def serve(
     config: BrokerConfig,
     dispatcher: Dispatcher,
+    ready: list[Endpoint],
     *,
-    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+    handshake_timeout: float | None = None,
+    task_status: trio.TaskStatus[Bound] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    listener = config.listener
-    try:
-        listeners = await trio.open_tcp_listeners(listener.port, host=listener.host, backlog=1024)
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            raise OSError(exc.errno, f"{listener} is already in use: is another broker running?") from None
-        raise
+    """Serve ``ready`` (from :func:`endpoints`, which checks them before anything starts)."""
+    mapper = PrincipalMapper(config.ssl_principal_mapping_rules)
+    timeout = tls_settings.HANDSHAKE_TIMEOUT if handshake_timeout is None else handshake_timeout
 
-    async def handle(stream: trio.SocketStream) -> None:
-        connection = Connection(
-            PlainTransport(stream),
-            dispatcher,
-            queued_max_requests=config.queued_max_requests,
-            max_frame_size=config.socket_request_max_bytes,
-        )
-        await connection.run()
+    def handler(endpoint: Endpoint):  # type: ignore[no-untyped-def]
+        name, protocol = endpoint.listener.name, endpoint.protocol
 
-    sockname = listeners[0].socket.getsockname()
+        async def handle(stream: trio.SocketStream) -> None:
+            peer = peer_of(stream)
+            session = Session(
+                peer=peer, listener=name, security_protocol=protocol, authenticated=not endpoint.sasl
+            )
+            transport: Transport
+            if endpoint.tls is None:
+                transport = PlainTransport(stream)
+            else:
+                try:
+                    tls = await handshake(stream, endpoint.tls, timeout)
+                    subject_user = peer_principal_name(tls, mapper)
+                except (TlsHandshakeError, ValueError) as exc:
+                    log.warning("closing connection from %s on listener %s: %s", peer, name, exc)
+                    await trio.aclose_forcefully(stream)
+                    return
+                if subject_user is not None and not endpoint.sasl:
+                    session.principal = user(subject_user)
+                transport = TlsTransport(tls, peer)
+            connection = Connection(
+                transport,
+                dispatcher,
+                session=session,
+                queued_max_requests=config.queued_max_requests,
+                max_frame_size=config.socket_request_max_bytes,
+            )
+            await connection.run()
+
+        return handle
+
+    bound: Bound = {}
     async with trio.open_nursery() as nursery:
-        await nursery.start(trio.serve_listeners, handle, listeners)
-        task_status.started((sockname[0], sockname[1]))
+        for endpoint in ready:
+            sockets = await _open(endpoint.listener)
+            host, port = sockets[0].socket.getsockname()[:2]
+            bound[endpoint.listener.name] = (host, port)
+            await nursery.start(trio.serve_listeners, handler(endpoint), sockets)
+        task_status.started(bound)

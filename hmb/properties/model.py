@@ -12,6 +12,7 @@ both built from it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,39 +36,79 @@ class BadValueError(ValueError):
 
 # ---------------------------------------------------------------------------- listeners
 
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+"""Kafka's security protocols: a listener's name maps to one of these."""
+
+_LISTENER_NAME = re.compile(r"[A-Za-z0-9_]+")
+
 
 @dataclass(frozen=True)
 class Listener:
+    """One endpoint: ``name://host:port`` (Kafka's listener names are upper case)."""
+
     host: str
     port: int
+    name: str = "PLAINTEXT"
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port}"
 
+    @property
+    def url(self) -> str:
+        return f"{self.name}://{self.host}:{self.port}"
 
-def _listener(value: str) -> Listener:
-    first = value.split(",")[0].strip()
-    if "://" in first:
-        scheme, _, first = first.partition("://")
-        if scheme.upper() not in ("PLAINTEXT", "PLAIN"):
-            raise BadValueError(f"only PLAINTEXT listeners are supported, got {scheme}")
-    host, sep, port = first.rpartition(":")
+
+def _one_listener(text: str) -> Listener:
+    name = "PLAINTEXT"
+    if "://" in text:
+        name, _, text = text.partition("://")
+        if not _LISTENER_NAME.fullmatch(name):
+            raise BadValueError(f"{name!r} is not a listener name (letters, digits and _)")
+        name = name.upper()
+    host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
-        raise BadValueError(f"expected host:port or PLAINTEXT://host:port, got {value!r}")
+        raise BadValueError(f"expected host:port or NAME://host:port, got {text!r}")
     if int(port) > 65535:
         raise BadValueError(f"port {port} is not in 0-65535")
-    return Listener(host.strip("[]") or "0.0.0.0", int(port))
+    return Listener(host.strip("[]") or "0.0.0.0", int(port), name)
+
+
+def _listeners(value: str) -> tuple[Listener, ...]:
+    """``NAME://host:port`` entries, comma-separated; a bare ``host:port`` is PLAINTEXT."""
+    found = tuple(_one_listener(item.strip()) for item in value.split(",") if item.strip())
+    names = [listener.name for listener in found]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise BadValueError(f"each listener needs its own name; {', '.join(twice)} is used twice")
+    return found
+
+
+def _protocol_map(value: str) -> tuple[tuple[str, str], ...]:
+    """``NAME:PROTOCOL`` pairs, as ``listener.security.protocol.map`` has them."""
+    pairs = []
+    for item in _items(value):
+        name, sep, protocol = item.partition(":")
+        name, protocol = name.strip().upper(), protocol.strip().upper()
+        if not sep or not _LISTENER_NAME.fullmatch(name):
+            raise BadValueError(f"expected NAME:PROTOCOL, got {item!r}")
+        if protocol not in SECURITY_PROTOCOLS:
+            raise BadValueError(f"{name} maps to {protocol!r}, not one of {', '.join(SECURITY_PROTOCOLS)}")
+        pairs.append((name, protocol))
+    return tuple(pairs)
 
 
 def parse_listener(value: str, name: str) -> Listener:
-    """``PLAINTEXT://host:port`` (Kafka), or plain ``host:port``; the first of a comma list.
+    """``NAME://host:port`` (Kafka), or plain ``host:port``; the first of a comma list.
 
     ``name`` is what the message of a :class:`ConfigError` names (a key or a flag).
     """
     try:
-        return _listener(value)
+        found = _listeners(value)
     except BadValueError as exc:
         raise ConfigError(f"{name}: {exc}") from None
+    if not found:
+        raise ConfigError(f"{name}: expected host:port or NAME://host:port, got {value!r}")
+    return found[0]
 
 
 # ---------------------------------------------------------------------------- kinds
@@ -116,7 +157,9 @@ BOOLEAN = Kind("boolean", "true or false", _boolean)
 STRING = Kind("string", "a string", str.strip)
 LIST = Kind("list", "a comma-separated list", _items)
 DIRECTORIES = Kind("list", "a comma-separated list of directories", _paths)
-LISTENER = Kind("listener", "host:port or PLAINTEXT://host:port", _listener)
+LISTENERS = Kind("list", "a list of NAME://host:port", _listeners)
+LISTENER = Kind("listener", "host:port", _one_listener)  # one address (control.listener)
+PROTOCOL_MAP = Kind("list", "a list of NAME:PROTOCOL", _protocol_map)
 
 
 # ---------------------------------------------------------------------------- properties
@@ -189,8 +232,10 @@ def as_text(value: Any) -> str:
     """A typed value as server.properties would spell it."""
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, Listener):
+        return value.url
     if isinstance(value, tuple):
-        return ",".join(str(item) for item in value)
+        return ",".join(":".join(item) if isinstance(item, tuple) else as_text(item) for item in value)
     return str(value)
 
 

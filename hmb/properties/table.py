@@ -32,8 +32,10 @@ from hmb.properties.model import (
     INT,
     LIST,
     LISTENER,
+    LISTENERS,
     LONG,
     NEVER,
+    PROTOCOL_MAP,
     STRING,
     Listener,
     Property,
@@ -44,6 +46,7 @@ NETWORK = "Network"
 BROKER = "Broker"
 LOG = "Log and topic defaults"
 GROUPS = "Consumer groups"
+SECURITY = "Security"
 
 _HOUR_MS = 3_600_000
 _WEEK_MS = 168 * _HOUR_MS
@@ -52,25 +55,50 @@ PROPERTIES: tuple[Property, ...] = (
     # -------------------------------------------------------------------- network
     Property(
         "listeners",
-        LISTENER,
-        Listener("127.0.0.1", 9092),
-        "The address the broker listens on, as `PLAINTEXT://host:port` or `host:port` "
-        "(port 0: any free port; only the first of a list is used). Kafka listens on every "
-        "interface; hmb on the loopback one, so a broker started for development is not "
-        "reachable from the network by surprise.",
+        LISTENERS,
+        (Listener("127.0.0.1", 9092),),
+        "The addresses the broker listens on, as `NAME://host:port` entries (a bare "
+        "`host:port` is PLAINTEXT; port 0: any free port); each name's security protocol is "
+        "in listener.security.protocol.map. Kafka listens on every interface; hmb on the "
+        "loopback one, so a broker started for development is not reachable from the network "
+        "by surprise.",
         NETWORK,
-        attr="listener",
+        attr="listeners",
         kafka_default="PLAINTEXT://:9092",
     ),
     Property(
         "advertised.listeners",
-        LISTENER,
-        None,
-        "The address clients are told to connect to, when it is not the one the broker "
-        "listens on (behind NAT, in a container).",
+        LISTENERS,
+        (),
+        "The addresses clients are told to connect to, by listener name, when they are not "
+        "the ones the broker listens on (behind NAT, in a container).",
         NETWORK,
-        attr="advertised",
-        shown_default="the listener",
+        attr="advertised_listeners",
+        shown_default="the listeners",
+    ),
+    Property(
+        "listener.security.protocol.map",
+        PROTOCOL_MAP,
+        (
+            ("PLAINTEXT", "PLAINTEXT"),
+            ("SSL", "SSL"),
+            ("SASL_PLAINTEXT", "SASL_PLAINTEXT"),
+            ("SASL_SSL", "SASL_SSL"),
+        ),
+        "The security protocol of each listener name, as `NAME:PROTOCOL` pairs "
+        "(PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL).",
+        NETWORK,
+        attr="security_protocol_map",
+    ),
+    Property(
+        "inter.broker.listener.name",
+        STRING,
+        None,
+        "The listener other brokers would use; it must be one of the listeners. hmb is a "
+        "single broker, so nothing connects to it yet.",
+        NETWORK,
+        attr="inter_broker_listener_name",
+        shown_default="the first listener",
     ),
     Property(
         "control.listener",
@@ -306,6 +334,155 @@ PROPERTIES: tuple[Property, ...] = (
         at_least=1,
         acted_on=False,
     ),
+    # -------------------------------------------------------------------- security
+    Property(
+        "ssl.keystore.type",
+        STRING,
+        "PEM",
+        "The format of the keystore; hmb reads PEM files (certificate chain and private key).",
+        SECURITY,
+        attr="ssl_keystore_type",
+        choices=("PEM",),
+        kafka_default="JKS",
+    ),
+    Property(
+        "ssl.keystore.location",
+        STRING,
+        None,
+        "The PEM file with the broker's certificate chain and private key, for SSL and SASL_SSL listeners.",
+        SECURITY,
+        attr="ssl_keystore_location",
+        shown_default="none",
+    ),
+    Property(
+        "ssl.key.password",
+        STRING,
+        None,
+        "The password of the private key in the keystore, when it is encrypted.",
+        SECURITY,
+        attr="ssl_key_password",
+        synonyms=(Synonym("ssl.keystore.password"),),
+        shown_default="none",
+    ),
+    Property(
+        "ssl.truststore.type",
+        STRING,
+        "PEM",
+        "The format of the truststore; hmb reads PEM files of CA certificates.",
+        SECURITY,
+        attr="ssl_truststore_type",
+        choices=("PEM",),
+        kafka_default="JKS",
+    ),
+    Property(
+        "ssl.truststore.location",
+        STRING,
+        None,
+        "The PEM file of the CA certificates client certificates are checked against.",
+        SECURITY,
+        attr="ssl_truststore_location",
+        shown_default="none",
+    ),
+    Property(
+        "ssl.client.auth",
+        STRING,
+        "none",
+        "Whether a TLS client must show a certificate: `required`, `requested` (checked when "
+        "shown) or `none`.",
+        SECURITY,
+        attr="ssl_client_auth",
+        choices=("none", "requested", "required"),
+    ),
+    Property(
+        "ssl.enabled.protocols",
+        LIST,
+        ("TLSv1.2", "TLSv1.3"),
+        "The TLS versions the broker accepts.",
+        SECURITY,
+        attr="ssl_enabled_protocols",
+        choices=("TLSv1.2", "TLSv1.3"),
+    ),
+    Property(
+        "ssl.cipher.suites",
+        LIST,
+        (),
+        "The cipher suites the broker offers (OpenSSL or IANA names); empty: the TLS library's defaults.",
+        SECURITY,
+        attr="ssl_cipher_suites",
+        shown_default="the defaults",
+    ),
+    Property(
+        "ssl.principal.mapping.rules",
+        STRING,
+        "DEFAULT",
+        "Rules turning a client certificate's subject into a user name, as Kafka's "
+        "`RULE:pattern/replacement/[LU]` list ending in `DEFAULT` (the whole subject).",
+        SECURITY,
+        attr="ssl_principal_mapping_rules",
+    ),
+    Property(
+        "sasl.enabled.mechanisms",
+        LIST,
+        ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"),
+        "The SASL mechanisms SASL listeners offer. Kafka's default is GSSAPI (Kerberos), "
+        "which hmb does not have.",
+        SECURITY,
+        attr="sasl_enabled_mechanisms",
+        kafka_default="GSSAPI",
+    ),
+    Property(
+        "connections.max.reauth.ms",
+        LONG,
+        0,
+        "How long a SASL authentication lasts before the client must authenticate again; 0: "
+        "for the connection's life.",
+        SECURITY,
+        attr="connections_max_reauth_ms",
+        at_least=0,
+        unit="ms",
+    ),
+    Property(
+        "connection.failed.authentication.delay.ms",
+        INT,
+        100,
+        "How long a failed authentication waits before it is answered, so that guessing passwords is slow.",
+        SECURITY,
+        attr="failed_authentication_delay_ms",
+        at_least=0,
+        unit="ms",
+    ),
+    Property(
+        "authorizer.class.name",
+        STRING,
+        "",
+        "The authoriser: empty for none (everything is allowed), or Kafka's "
+        "`org.apache.kafka.metadata.authorizer.StandardAuthorizer` for hmb's ACLs.",
+        SECURITY,
+        attr="authorizer_class_name",
+        choices=(
+            "",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "kafka.security.authorizer.AclAuthorizer",
+        ),
+        shown_default="none",
+    ),
+    Property(
+        "super.users",
+        STRING,
+        "",
+        "Principals the authoriser allows everything, separated by `;` (`User:admin;User:ops`).",
+        SECURITY,
+        attr="super_users",
+        shown_default="none",
+    ),
+    Property(
+        "allow.everyone.if.no.acl.found",
+        BOOLEAN,
+        False,
+        "Whether a resource no ACL matches is open to everyone (true) or to super users only.",
+        SECURITY,
+        attr="allow_everyone_if_no_acl_found",
+    ),
     # -------------------------------------------------------------------- consumer groups
     Property(
         "offset.metadata.max.bytes",
@@ -349,7 +526,7 @@ PROPERTIES: tuple[Property, ...] = (
     ),
 )
 
-SECTIONS = (NETWORK, BROKER, LOG, GROUPS)
+SECTIONS = (NETWORK, SECURITY, BROKER, LOG, GROUPS)
 BY_NAME = {p.name: p for p in PROPERTIES}
 BROKER_PROPERTIES = tuple(p for p in PROPERTIES if p.topic is None)
 TOPIC_PROPERTIES = tuple(p for p in PROPERTIES if p.topic is not None)

@@ -14,6 +14,7 @@ from typing import Any
 
 from hmb_client.assignors import DEFAULT_ASSIGNORS, AssignorSpec, assignors_for
 from hmb_client.request_bodies import ISOLATION
+from hmb_client.security import SecuritySettings
 
 __all__ = ["ConsumerConfig"]
 
@@ -32,7 +33,7 @@ _POSITIVE = (
 
 
 @dataclass(frozen=True)
-class ConsumerConfig:
+class ConsumerConfig(SecuritySettings):
     """Consumer settings (kafka-python names; Kafka 3 defaults for the group settings)."""
 
     bootstrap_servers: str | list[str] = "127.0.0.1:9092"
@@ -63,6 +64,7 @@ class ConsumerConfig:
     metadata_max_age_ms: int = 300_000  # how often subscribed topics are checked for new partitions
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         reset = _RESET_ALIASES.get(self.auto_offset_reset, self.auto_offset_reset)
         if reset not in ("earliest", "latest", "error"):
             raise ValueError(f"auto_offset_reset must be 'earliest', 'latest' or 'error', not {reset!r}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hmb_client.producer.idempotence import MAX_IN_FLIGHT
+from hmb_client.security import SecuritySettings
 from kproto.records import Compression
 
 __all__ = ["COMPRESSION", "ProducerConfig"]
@@ -28,7 +29,7 @@ COMPRESSION = {
 
 
 @dataclass(frozen=True)
-class ProducerConfig:
+class ProducerConfig(SecuritySettings):
     """Producer settings (kafka-python names; Kafka's defaults unless noted).
 
     ``enable_idempotence`` defaults to False, unlike Kafka 3 and kafka-python
@@ -64,6 +65,7 @@ class ProducerConfig:
     reconnect_backoff_max_ms: int = 1000
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         acks = self.acks
         if acks == "all":
             object.__setattr__(self, "acks", -1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from collections import deque
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -74,6 +75,22 @@ def add_connection_options(parser: argparse.ArgumentParser, *, timeout_ms: int) 
             f"before giving up (default {timeout_ms})"
         ),
     )
+    group.add_argument(
+        "--command-config",
+        metavar="FILE",
+        type=Path,
+        help=(
+            "a Kafka client properties file with the connection's security settings "
+            "(security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config), as Kafka's tools take it"
+        ),
+    )
+
+
+def client_security(ns: argparse.Namespace) -> dict[str, Any]:
+    """The TLS/SASL keyword arguments of the clients, from ``--command-config``."""
+    from hmb_client.tools.command_config import security_settings
+
+    return security_settings(getattr(ns, "command_config", None))
 
 
 def add_producer_options(parser: argparse.ArgumentParser, *, acks: int) -> None:
@@ -157,7 +174,12 @@ def open_admin(ns: argparse.Namespace) -> Admin:
     """An admin client that has already reached the broker (raises NoBrokersAvailable otherwise)."""
     from hmb_client.admin import Admin
 
-    admin = Admin(ns.bootstrap_server, client_id="hmb-cli", request_timeout_ms=ns.request_timeout_ms)
+    admin = Admin(
+        ns.bootstrap_server,
+        client_id="hmb-cli",
+        request_timeout_ms=ns.request_timeout_ms,
+        **client_security(ns),
+    )
     try:
         admin.topic_names()
     except BaseException:

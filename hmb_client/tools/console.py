@@ -21,6 +21,7 @@ from hmb_client.tools.common import (
     CliError,
     add_connection_options,
     add_producer_options,
+    client_security,
     ensure_topic,
     non_negative_int,
     open_admin,
@@ -160,6 +161,7 @@ def run_produce(ns: argparse.Namespace) -> int:
             client_id="hmb-console-producer",
             request_timeout_ms=ns.request_timeout_ms,
             **producer_settings(ns),
+            **client_security(ns),
         )
         tracker = AckTracker()
         progress = Progress(unit="lines sent")
@@ -292,6 +294,7 @@ def run_consume(ns: argparse.Namespace) -> int:
         client_id="hmb-console-consumer",
         auto_offset_reset="latest",
         enable_auto_commit=False,
+        **client_security(ns),
     )
     out = sys.stdout.buffer
     count = 0

@@ -35,6 +35,7 @@ from hmb_client.tools.common import (
     CliError,
     add_connection_options,
     add_producer_options,
+    client_security,
     ensure_topic,
     open_admin,
     positive_int,
@@ -249,6 +250,7 @@ def run_perf_produce(ns: argparse.Namespace) -> int:
         client_id="hmb-perf-producer",
         request_timeout_ms=ns.request_timeout_ms,
         **producer_settings(ns),
+        **client_security(ns),
     )
     k = sample_every(ns.num_records)
     latencies = array("d")  # appended by callbacks in the producer's I/O thread
@@ -380,6 +382,7 @@ def run_perf_consume(ns: argparse.Namespace) -> int:
         auto_offset_reset="earliest",
         enable_auto_commit=False,
         max_partition_fetch_bytes=ns.fetch_size,
+        **client_security(ns),
     )
     report = Report(ns.reporting_interval_ms / 1000)
     progress = Progress(ns.messages, unit="records")

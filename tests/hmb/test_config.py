@@ -132,12 +132,53 @@ def test_from_properties_kafka_names() -> None:
         ("PLAINTEXT://:9092", Listener("0.0.0.0", 9092)),  # Kafka: empty host = all interfaces
         ("PLAINTEXT://[::1]:9092", Listener("::1", 9092)),
         ("localhost:0", Listener("localhost", 0)),
-        ("PLAINTEXT://a:1,PLAINTEXT://b:2", Listener("a", 1)),
+        ("PLAINTEXT://a:1,SSL://b:2", Listener("a", 1)),  # the first names the broker in messages
     ],
 )
 def test_listeners(value: str, expected: Listener) -> None:
     assert from_properties({"listeners": value}).listener == expected
     assert parse_listener(value, "x") == expected
+
+
+def test_several_named_listeners() -> None:
+    cfg = from_properties(
+        {
+            "listeners": "PLAINTEXT://:9092,SASL_SSL://h:9094,internal://127.0.0.1:9095",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,INTERNAL:SSL",
+            "advertised.listeners": "SASL_SSL://public.example:19094",
+            "inter.broker.listener.name": "INTERNAL",
+        }
+    )
+    assert cfg.listeners == (
+        Listener("0.0.0.0", 9092, "PLAINTEXT"),
+        Listener("h", 9094, "SASL_SSL"),
+        Listener("127.0.0.1", 9095, "INTERNAL"),
+    )
+    assert cfg.security_protocol("INTERNAL") == "SSL"
+    assert cfg.advertised_for("SASL_SSL") == Listener("public.example", 19094, "SASL_SSL")
+    assert cfg.advertised_for("PLAINTEXT") is None
+    assert cfg.advertised_listener == cfg.listener
+
+
+@pytest.mark.parametrize(
+    ("props", "named"),
+    [
+        ({"listeners": "CUSTOM://h:1"}, "CUSTOM"),  # no protocol for the name
+        ({"listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2"}, "PLAINTEXT"),
+        ({"advertised.listeners": "SSL://h:1"}, "SSL"),  # advertises a listener that does not exist
+        ({"inter.broker.listener.name": "NOPE"}, "NOPE"),
+        ({"listener.security.protocol.map": "PLAINTEXT:KERBEROS"}, "KERBEROS"),
+    ],
+)
+def test_listener_mistakes_are_named(props: dict[str, str], named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        from_properties(props)
+
+
+def test_per_listener_settings_are_kept_not_warned(caplog: pytest.LogCaptureFixture) -> None:
+    cfg = from_properties({"listener.name.SASL_SSL.plain.sasl.jaas.config": "X required;"})
+    assert cfg.listener_setting("SASL_SSL", "plain.sasl.jaas.config") == "X required;"
+    assert "ignoring" not in caplog.text
 
 
 def test_log_dir_and_log_dirs() -> None:
@@ -217,7 +258,7 @@ def test_unknown_keys_are_warned_about_and_ignored(caplog: pytest.LogCaptureFixt
         ("socket.request.max.bytes", "10"),
         ("queued.max.requests", "0"),
         ("listeners", "nohost"),
-        ("listeners", "SSL://h:9093"),
+        ("listeners", "SS-L://h:9093"),
         ("listeners", "PLAINTEXT://h:70000"),
         ("listeners", "PLAINTEXT://h:port"),
         ("advertised.listeners", "h:"),
@@ -315,3 +356,9 @@ def test_file_retention_ms_still_wins_over_an_overridden_hours(tmp_path: Path) -
     assert config_from_args(ns).log.retention_ms == 1000
     ns = build_parser().parse_args(["--override", "log.retention.hours=5"])
     assert config_from_args(ns).log.retention_ms == 5 * 3_600_000
+
+
+def test_listen_flag_keeps_the_advertised_address_of_its_listener() -> None:
+    cfg = _args("--listen", "127.0.0.1:0", "--override", "advertised.listeners=PLAINTEXT://proxy:19092")
+    assert cfg.listener == Listener("127.0.0.1", 0)
+    assert cfg.advertised_listener == Listener("proxy", 19092)
