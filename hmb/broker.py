@@ -105,10 +105,12 @@ class Broker:
     async def _start_control(self, nursery: trio.Nursery, listener: Listener) -> None:
         """The test-control endpoint (control.listener): imported only when configured."""
         from hmb.control.api import Control
+        from hmb.control.gate import Gate
         from hmb.control.wire import serve_control
 
         control = self.control or Control(self)
-        self.control_bound = await nursery.start(serve_control, listener, control)
+        gate = Gate(self.config, self.services)
+        self.control_bound = await nursery.start(serve_control, listener, control, gate)
 
     async def run(self, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED) -> None:
         self.open()

@@ -12,9 +12,9 @@ keyword arguments; the reply carries the result or an error::
 
 Rules:
 
-* Off unless ``control.listener`` is set; meant for a loopback address (it
-  has no authentication; once the broker has authentication, this endpoint
-  is to answer super users only).
+* Off unless ``control.listener`` is set; meant for a loopback address.  Once
+  the broker has security, a connection must log in as a super user first
+  (:mod:`hmb.control.gate`).
 * Only the operations in :data:`OPS` exist; a bad request (not JSON, an
   unknown op, wrong arguments, a refused fault) gets ``ok: false`` with the
   reason and changes nothing; the connection stays open.
@@ -36,6 +36,7 @@ from hmb.control.state import as_json_bytes
 if TYPE_CHECKING:
     from hmb.config import Listener
     from hmb.control.api import Control
+    from hmb.control.gate import Gate
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +97,27 @@ async def answer(control: Control, line: bytes) -> dict[str, Any]:
     return {"ok": True, "result": jsonable(result)}
 
 
+async def _login(gate: Gate, line: bytes, peer: str) -> tuple[dict[str, Any], bool]:
+    """The reply to a line before login, and whether the connection is now logged in."""
+    try:
+        request = json.loads(line)
+    except ValueError:
+        request = None
+    if not isinstance(request, dict) or request.get("op") != "login":
+        hint = 'log in first: {"op": "login", "args": {"user": ..., "password": ...}}'
+        return {"ok": False, "error": hint}, False
+    given = request.get("args")
+    args: dict[str, Any] = given if isinstance(given, dict) else {}
+    refused = await gate.login(args.get("user"), args.get("password"), peer)
+    if refused is not None:
+        return {"ok": False, "error": refused}, False
+    return {"ok": True, "result": None}, True
+
+
 async def serve_control(
     listener: Listener,
     control: Control,
+    gate: Gate | None = None,
     *,
     task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -106,6 +125,12 @@ async def serve_control(
 
     async def handle(stream: trio.SocketStream) -> None:
         buffer = b""
+        logged_in = gate is None or not gate.required
+        try:
+            host, port = stream.socket.getpeername()[:2]
+            peer = f"{host}:{port}"
+        except OSError:
+            peer = "?"
         try:
             while True:
                 while b"\n" not in buffer:
@@ -117,9 +142,14 @@ async def serve_control(
                         await stream.send_all(b'{"ok": false, "error": "request line too long"}\n')
                         return
                 line, _, buffer = buffer.partition(b"\n")
-                if line.strip():
+                if not line.strip():
+                    continue
+                if not logged_in:
+                    assert gate is not None
+                    reply, logged_in = await _login(gate, line, peer)
+                else:
                     reply = await answer(control, line)
-                    await stream.send_all(json.dumps(reply).encode() + b"\n")
+                await stream.send_all(json.dumps(reply).encode() + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
 

@@ -76,3 +76,35 @@ def test_bad_requests_get_a_clear_error_and_change_nothing(
     assert "no partition" in control.call("records", topic="missing", partition=0)["error"]
     assert control.call("inject", api="PRODUCE", wrong_argument=1)["ok"] is False
     assert control.call("topics")["result"] == {"__consumer_offsets": 1}  # still answering, nothing changed
+
+
+JAAS = (
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config="
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    'user_admin="admin-secret" user_alice="alice-secret";'
+)
+
+
+def test_with_security_only_a_logged_in_super_user_is_answered(tmp_path: Path) -> None:
+    port = free_port()
+    settings = (
+        f"control.listener=127.0.0.1:{port}",
+        "listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        JAAS,
+        "super.users=User:admin",
+        "connection.failed.authentication.delay.ms=0",
+    )
+    with BrokerProcess(tmp_path / "data", *settings) as broker:
+        broker.wait_for_log("control endpoint")
+        intruder = ControlClient(port)
+        refused = intruder.call("create_topic", name="stolen", partitions=1)
+        assert not refused["ok"] and "log in first" in refused["error"]
+        for user, password in (("admin", "wrong"), ("nobody", "x"), ("alice", "alice-secret")):
+            failed = intruder.call("login", user=user, password=password)
+            assert not failed["ok"] and "super users only" in failed["error"]
+        assert not intruder.call("topics")["ok"]  # still refused after the failed logins
+        admin = ControlClient(port)
+        assert admin.call("login", user="admin", password="admin-secret") == {"ok": True, "result": None}
+        assert admin.call("topics")["ok"]
+        assert "stolen" not in admin.call("topics")["result"]  # the refused request changed nothing
+        broker.wait_for_log(r"failed login for 'alice'")
