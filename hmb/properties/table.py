@@ -105,9 +105,9 @@ PROPERTIES: tuple[Property, ...] = (
         LISTENER,
         None,
         "Where the test-control endpoint listens (hmb's own, no Kafka setting): JSON lines to "
-        "inspect the broker, inject faults, move its clock, seed and snapshot it. Off unless "
-        "set; give a loopback address (`127.0.0.1:PORT`). Once the broker has security, a "
-        "connection must first log in as one of super.users.",
+        "inspect the broker, inject faults, move its clock, seed and snapshot it; off unless set. "
+        "Give a loopback address (`127.0.0.1:PORT`); once the broker has security, a connection "
+        "must first log in as one of super.users.",
         NETWORK,
         attr="control_listener",
         shown_default="off",
