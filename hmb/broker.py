@@ -34,7 +34,9 @@ log = logging.getLogger(__name__)
 class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        self.logs = LogManager(list(config.log_dirs), config.log)
+        self.logs = LogManager(
+            list(config.log_dirs), config.log, recovery_threads=config.num_recovery_threads_per_data_dir
+        )
         self.groups = GroupCoordinator(
             min_session_timeout_ms=config.group_min_session_timeout_ms,
             max_session_timeout_ms=config.group_max_session_timeout_ms,
@@ -78,6 +80,7 @@ class Broker:
                 self.bound = (host, port)
                 await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)
+                nursery.start_soon(self.logs.run_loader)  # partitions left unread by a clean start
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
                 adv = self.advertised()
                 log.info(

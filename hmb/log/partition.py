@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -79,7 +80,10 @@ class PartitionLog:
         self.topic = topic
         self.partition = partition
         self.config = config
-        self.segments: SortedDict = SortedDict()  # base offset -> LogSegment
+        # base offset -> LogSegment; None until the files are read (see :meth:`open`, ``lazy``)
+        self._segments: SortedDict | None = SortedDict()
+        self._clean = True
+        self._load_lock = threading.Lock()  # a worker thread may be loading it (LogManager.run_loader)
         self._state = MVar(_State())
         self._appended = trio.Event()
         self._waited = False  # whether _appended was handed out since it was last replaced
@@ -98,28 +102,68 @@ class PartitionLog:
 
     @classmethod
     def open(
-        cls, directory: Path, topic: str, partition: int, config: LogConfig, *, clean: bool
+        cls,
+        directory: Path,
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        *,
+        clean: bool,
+        lazy: bool = False,
     ) -> PartitionLog:
-        """Load (or create) the log; after an unclean shutdown, validate and repair the tail."""
-        directory.mkdir(parents=True, exist_ok=True)
+        """Load (or create) the log; after an unclean shutdown, validate and repair the tail.
+
+        ``lazy``: touch no file now; they are read at the first use of
+        :attr:`segments` (or by :meth:`load`).  A broker with 10,000
+        partitions answers its first request without reading them all.
+        """
         self = cls(directory, topic, partition, config)
-        bases = sorted(int(p.stem) for p in directory.glob("*.log") if p.stem.isdigit())
-        for stale in directory.glob("*.index"):
-            if stale.stem.isdigit() and int(stale.stem) not in bases:
-                stale.unlink()
-        max_entry = config.max_message_bytes + 1024 * 1024 + config.segment_bytes
-        for i, base in enumerate(bases):
-            seg = self._new_segment(base)
-            last = i == len(bases) - 1
-            report: RecoveryReport | None
-            report = seg.recover(max_entry) if last and not clean else seg.load_tail(max_entry)
-            if report is not None:  # after a clean shutdown: load_tail found something to repair
-                self._log_recovery(seg, report)
-            self.segments[base] = seg
-        if not self.segments:
-            self.segments[0] = self._new_segment(0)
-        self._rebuild_producer_state()
+        self._clean = clean
+        self._segments = None
+        if not lazy:
+            self.load()
         return self
+
+    @property
+    def loaded(self) -> bool:
+        return self._segments is not None
+
+    @property
+    def segments(self) -> SortedDict:
+        """Base offset -> :class:`LogSegment`, read from the files at the first use."""
+        segments = self._segments
+        if segments is None:
+            segments = self.load()
+        return segments
+
+    def load(self) -> SortedDict:
+        """Read the segment files (once; safe from a worker thread)."""
+        with self._load_lock:
+            if self._segments is not None:
+                return self._segments
+            self.directory.mkdir(parents=True, exist_ok=True)
+            segments = SortedDict()
+            names = [p.name for p in self.directory.iterdir()]
+            bases = sorted(int(n[:-4]) for n in names if n.endswith(".log") and n[:-4].isdigit())
+            for name in names:
+                stem = name[:-6]
+                if name.endswith(".index") and stem.isdigit() and int(stem) not in bases:
+                    (self.directory / name).unlink()
+            cfg = self.config
+            max_entry = cfg.max_message_bytes + 1024 * 1024 + cfg.segment_bytes
+            for i, base in enumerate(bases):
+                seg = self._new_segment(base)
+                last = i == len(bases) - 1
+                report: RecoveryReport | None
+                report = seg.recover(max_entry) if last and not self._clean else seg.load_tail(max_entry)
+                if report is not None:  # after a clean shutdown: load_tail found something to repair
+                    self._log_recovery(seg, report)
+                segments[base] = seg
+            if not segments:
+                segments[0] = self._new_segment(0)
+            self._rebuild_producer_state(segments)
+            self._segments = segments
+            return segments
 
     def _log_recovery(self, seg: LogSegment, report: RecoveryReport) -> None:
         index = f"index rebuilt ({report.index_problem})" if report.index_problem else "index rebuilt"
@@ -257,15 +301,16 @@ class PartitionLog:
 
     def max_producer_id(self) -> int:
         """The highest producer id this partition's recent batches carry (-1: none)."""
+        self.segments  # noqa: B018 - the state is rebuilt when the files are read
         return max(self.producers.producers, default=-1)
 
-    def _rebuild_producer_state(self, segments: int = 2) -> None:
-        """Producer sequence state from the batch headers of the last ``segments`` segments.
+    def _rebuild_producer_state(self, segments: SortedDict, count: int = 2) -> None:
+        """Producer sequence state from the batch headers of the last ``count`` segments.
 
         A producer idle for longer is unknown afterwards and may continue at
         any sequence, as Kafka treats a producer whose state has expired.
         """
-        for seg in list(self.segments.values())[-segments:]:
+        for seg in list(segments.values())[-count:]:
             for entry in seg.entries():
                 if isinstance(entry, BadEntry):
                     break
@@ -419,7 +464,7 @@ class PartitionLog:
         event.set()
 
     def close(self) -> None:
-        for seg in self.segments.values():
+        for seg in (self._segments or {}).values():  # never read: nothing to close
             try:
                 seg.flush()
             except OSError:

@@ -203,7 +203,8 @@ class LogSegment:
         code.
         """
         position = self.size
-        self.index.reserve()  # a full disk fails here, before the log is touched
+        if self._bytes_since_index > self.index_interval_bytes:  # this append writes an index entry:
+            self.index.reserve()  # a full disk fails here, before the log is touched
         size = len(data)
         try:
             written = os.write(self.fd, data)

@@ -134,6 +134,17 @@ PROPERTIES: tuple[Property, ...] = (
         kafka_default="/tmp/kafka-logs",
     ),
     Property(
+        "num.recovery.threads.per.data.dir",
+        INT,
+        1,
+        "Worker threads per log dir that read the partitions' files at start: after a clean "
+        "shutdown the broker answers requests at once and reads them in the background; after "
+        "an unclean one every last segment is validated before the broker listens.",
+        LOG,
+        attr="num_recovery_threads_per_data_dir",
+        at_least=1,
+    ),
+    Property(
         "log.retention.check.interval.ms",
         LONG,
         300_000,
