@@ -172,11 +172,13 @@ class LogManager:
             self._producer_ids = ProducerIdManager(self.log_dirs, _floor(self.all_logs()))
         if found:
             log.info(
-                "found %d topics, %d partitions in %.2fs%s",
+                "loaded %d topics, %d partitions in %.2fs%s",
                 len(found),
                 sum(len(v) for v in self.topics.values()),
                 time.monotonic() - started,
-                "; their files are read in the background" if clean else " (after an unclean shutdown)",
+                " (their files are read at first use and in the background)"
+                if clean
+                else " (after an unclean shutdown)",
             )
 
     def _count(self, plog: PartitionLog, delta: int) -> None:
