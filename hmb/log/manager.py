@@ -256,7 +256,7 @@ class LogManager:
         self.creating.add(topic)
         try:
             for p in range(partitions):
-                plog = PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, self.config, clean=True)
+                plog = PartitionLog.create(self._pick_dir() / f"{topic}-{p}", topic, p, self.config)
                 logs.append(plog)
                 self._count(plog, 1)
                 yield p + 1

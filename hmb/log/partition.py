@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -31,7 +32,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import trio
-from sortedcontainers import SortedDict
 
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.errors import (
@@ -46,6 +46,7 @@ from hmb.log.producer_state import ProducerStateManager
 from hmb.log.region import FileRegion
 from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
+from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch, find_in_segments
 from hmb.mvar import MVar
 from kproto.records import assign_batches
@@ -81,24 +82,40 @@ class PartitionLog:
         self.partition = partition
         self.config = config
         # base offset -> LogSegment; None until the files are read (see :meth:`open`, ``lazy``)
-        self._segments: SortedDict | None = SortedDict()
+        self._segments: SegmentMap | None = None
         self._clean = True
         self._load_lock = threading.Lock()  # a worker thread may be loading it (LogManager.run_loader)
         self._state = MVar(_State())
-        self._appended = trio.Event()
+        self._appended: trio.Event | None = None  # made when a fetch first waits (memory: 10,000 partitions)
         self._waited = False  # whether _appended was handed out since it was last replaced
         self.producers = ProducerStateManager()
         self.deleted = False
 
     # ---------------------------------------------------------------- opening
 
-    def _new_segment(self, base_offset: int) -> LogSegment:
+    def _new_segment(self, base_offset: int, *, new: bool = False) -> LogSegment:
         return LogSegment(
             self.directory,
             base_offset,
             index_interval_bytes=self.config.index_interval_bytes,
             index_max_bytes=self.config.index_max_bytes,
+            new=new,
         )
+
+    @classmethod
+    def create(cls, directory: Path, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+        """A new, empty partition: its directory and first segment, nothing read.
+
+        CreateTopics makes thousands of these; each costs one directory and two
+        files.  A directory that already exists is opened as it is instead.
+        """
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            return cls.open(directory, topic, partition, config, clean=True)
+        self = cls(directory, topic, partition, config)
+        self._segments = SegmentMap([(0, self._new_segment(0, new=True))])
+        return self
 
     @classmethod
     def open(
@@ -129,20 +146,20 @@ class PartitionLog:
         return self._segments is not None
 
     @property
-    def segments(self) -> SortedDict:
+    def segments(self) -> SegmentMap:
         """Base offset -> :class:`LogSegment`, read from the files at the first use."""
         segments = self._segments
         if segments is None:
             segments = self.load()
         return segments
 
-    def load(self) -> SortedDict:
+    def load(self) -> SegmentMap:
         """Read the segment files (once; safe from a worker thread)."""
         with self._load_lock:
             if self._segments is not None:
                 return self._segments
             self.directory.mkdir(parents=True, exist_ok=True)
-            segments = SortedDict()
+            segments = SegmentMap()
             names = [p.name for p in self.directory.iterdir()]
             bases = sorted(int(n[:-4]) for n in names if n.endswith(".log") and n[:-4].isdigit())
             for name in names:
@@ -192,11 +209,11 @@ class PartitionLog:
 
     @property
     def active(self) -> LogSegment:
-        return self.segments.peekitem(-1)[1]
+        return self.segments.last
 
     @property
     def log_start_offset(self) -> int:
-        return self.segments.peekitem(0)[1].base_offset
+        return self.segments.first.base_offset
 
     @property
     def high_watermark(self) -> int:
@@ -210,6 +227,8 @@ class PartitionLog:
     def appended_event(self) -> trio.Event:
         """An event set at the next append: long-polling fetches wait on it."""
         self._waited = True  # only then does an append need to set it and make a new one
+        if self._appended is None:
+            self._appended = trio.Event()
         return self._appended
 
     # ---------------------------------------------------------------- writing
@@ -247,8 +266,9 @@ class PartitionLog:
             mvar.put_nowait(state)
         if self._waited:
             self._waited = False
-            event, self._appended = self._appended, trio.Event()
-            event.set()
+            event, self._appended = self._appended, None
+            if event is not None:
+                event.set()
         return info
 
     async def _append_locked(self, state: _State, records: bytes | bytearray, max_magic: int) -> AppendInfo:
@@ -304,7 +324,7 @@ class PartitionLog:
         self.segments  # noqa: B018 - the state is rebuilt when the files are read
         return max(self.producers.producers, default=-1)
 
-    def _rebuild_producer_state(self, segments: SortedDict, count: int = 2) -> None:
+    def _rebuild_producer_state(self, segments: SegmentMap, count: int = 2) -> None:
         """Producer sequence state from the batch headers of the last ``count`` segments.
 
         A producer idle for longer is unknown afterwards and may continue at
@@ -460,8 +480,9 @@ class PartitionLog:
             self.deleted = True
             for seg in self.segments.values():
                 seg.discard()
-        event, self._appended = self._appended, trio.Event()
-        event.set()
+        event, self._appended = self._appended, None
+        if event is not None:
+            event.set()
 
     def close(self) -> None:
         for seg in (self._segments or {}).values():  # never read: nothing to close
