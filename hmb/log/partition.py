@@ -21,6 +21,7 @@ Rules of this module:
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import threading
@@ -54,6 +55,11 @@ from kproto.records.batch_assign import ProducerBatch
 from kproto.records.entry import MAGIC_OFFSET
 
 log = logging.getLogger(__name__)
+
+# Written at a clean shutdown: the producer state at the log end offset.  Empty (no
+# disk block) when there is no producer; absent, unreadable or of another offset, the
+# state is rebuilt from the batch headers instead.
+PRODUCER_SNAPSHOT = "producer-state.json"
 
 
 class AppendInfo(NamedTuple):
@@ -178,7 +184,8 @@ class PartitionLog:
                 segments[base] = seg
             if not segments:
                 segments[0] = self._new_segment(0)
-            self._rebuild_producer_state(segments)
+            if not (self._clean and self._restore_producer_state(segments.last.next_offset)):
+                self._rebuild_producer_state(segments)
             self._segments = segments
             return segments
 
@@ -484,7 +491,38 @@ class PartitionLog:
         if event is not None:
             event.set()
 
+    def _restore_producer_state(self, log_end_offset: int) -> bool:
+        """Take the producer state from the clean-shutdown snapshot, if it is of this log."""
+        path = self.directory / PRODUCER_SNAPSHOT
+        try:
+            text = path.read_text()
+            if not text:
+                return True  # no producer at all when the log was closed
+            data = json.loads(text)
+            if data["log_end_offset"] != log_end_offset:
+                return False
+            self.producers = ProducerStateManager.restore(data["producers"])
+            return True
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            log.warning("ignoring %s (%s): producer state rebuilt from the log", path, exc)
+            return False
+
+    def _write_producer_snapshot(self) -> None:
+        producers = self.producers.snapshot()
+        text = (
+            json.dumps({"log_end_offset": self.high_watermark, "producers": producers}) if producers else ""
+        )
+        try:
+            (self.directory / PRODUCER_SNAPSHOT).write_text(text)
+        except OSError as exc:  # the next start rebuilds it from the log
+            log.warning("could not write the producer state of %s-%d: %s", self.topic, self.partition, exc)
+
     def close(self) -> None:
+        """Flush and close the files; the producer state goes to its snapshot."""
+        if self._segments is not None and not self.deleted:
+            self._write_producer_snapshot()
         for seg in (self._segments or {}).values():  # never read: nothing to close
             try:
                 seg.flush()

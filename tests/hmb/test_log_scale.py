@@ -21,6 +21,7 @@ import trio
 from hmb.log.config import LogConfig
 from hmb.log.limits import check_open_files, files_needed
 from hmb.log.manager import LogManager
+from hmb.log.segment import LogSegment
 from kproto.records import Compression, RecordBatchBuilder
 
 
@@ -129,3 +130,31 @@ def test_open_files_soft_limit_is_raised_to_the_hard_one(caplog: pytest.LogCaptu
         assert any("open-files limit" in r.getMessage() for r in caplog.records)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _idempotent_batch(sequence: int) -> bytes:
+    b = RecordBatchBuilder(Compression.NONE, 4242, 0, sequence, False)
+    b.append(None, b"y" * 10, 1_700_000_000_000, [])
+    return b.build()
+
+
+def test_clean_restart_takes_producer_state_from_the_snapshot_not_the_segments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dirs = [tmp_path / "data"]
+    mgr = LogManager(dirs, LogConfig())
+    mgr.load()
+    plog = mgr.create_topic("idem", 1)[0]
+    first = trio.run(plog.append, _idempotent_batch(0))
+    mgr.close()
+
+    walks = []
+    monkeypatch.setattr(LogSegment, "entries", lambda seg: walks.append(seg) or iter(()))
+    again = LogManager(dirs, LogConfig())
+    again.load()
+    restored = again.get("idem", 0)
+    assert restored is not None
+    retry = trio.run(restored.append, _idempotent_batch(0))  # the producer's retry of the same batch
+    assert retry.duplicate and retry.base_offset == first.base_offset
+    assert walks == []  # no segment was read through to rebuild the state
+    again.close()
