@@ -72,8 +72,8 @@ class Connection:
         send, receive = trio.open_memory_channel(self.queued_max_requests)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._reader, send)
                 nursery.start_soon(self._handler, receive)
+                await self._reader(send)  # in this task: one task less per connection
         except* CloseConnection as group:
             self.close_reason = self.close_reason or str(group.exceptions[0])
         except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
