@@ -137,9 +137,9 @@ PROPERTIES: tuple[Property, ...] = (
         "num.recovery.threads.per.data.dir",
         INT,
         1,
-        "Worker threads per log dir that read the partitions' files at start: after a clean "
-        "shutdown the broker answers requests at once and reads them in the background; after "
-        "an unclean one every last segment is validated before the broker listens.",
+        "Worker threads per log dir that read the partitions' files after a clean shutdown, in "
+        "the background while the broker already answers. After an unclean one every last "
+        "segment is validated before the broker listens, one partition after another.",
         LOG,
         attr="num_recovery_threads_per_data_dir",
         at_least=1,
