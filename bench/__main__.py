@@ -5,6 +5,7 @@
     python -m bench batch-size --quick      # a minute or two: subset of cells, short windows
     python -m bench report RESULTS_DIR      # re-aggregate a finished or interrupted run
     python -m bench reliability trak|rack|faults|quick   # loss and duplicates under faults
+    python -m bench scale [--partitions 1000,3000,10000]  # cost against partitions and connections
 
 Four scenarios (producer -> broker): S1 librdkafka -> reference, S2
 librdkafka -> hmb, S3 hmb_client -> reference, S4 hmb_client -> hmb.  The
@@ -200,6 +201,11 @@ def report(out_dir: Path, master: str | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["scale"]:  # its own options: bench/scale.py parses them
+        from bench import scale
+
+        return scale.main(argv[1:])
     ap = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -266,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         "with --append their earlier rows are replaced, to rerun part of a matrix",
     )
     rel.add_argument("--spark-master", help="Spark master URL (default local[*])")
+    sub.add_parser("scale", help="cost against partitions and connections, hmb and Tansu (bench/scale.py)")
     r = sub.add_parser("report", help="aggregate samples.jsonl / outcomes.jsonl of a results folder again")
     r.add_argument("out", type=Path, help="results folder holding samples.jsonl or outcomes.jsonl")
     r.add_argument("--spark-master", help="Spark master URL (default local[*])")

@@ -43,7 +43,9 @@ class Broker:
     def __init__(self, config: BrokerConfig, *, clock: Clock | None = None) -> None:
         self.config = config
         self.clock = clock or Clock()  # the one time every expiry reads (hmb.clock)
-        self.logs = LogManager(list(config.log_dirs), config.log)
+        self.logs = LogManager(
+            list(config.log_dirs), config.log, recovery_threads=config.num_recovery_threads_per_data_dir
+        )
         self.logs.wall = self.clock.wall
         self.groups = GroupCoordinator(
             min_session_timeout_ms=config.group_min_session_timeout_ms,
@@ -120,6 +122,7 @@ class Broker:
                 host, port = self.bound[self.config.listener.name]
                 await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)
+                nursery.start_soon(self.logs.run_loader)  # partitions left unread by a clean start
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
                 if self.config.control_listener is not None:
                     await self._start_control(nursery, self.config.control_listener)

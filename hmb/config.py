@@ -66,6 +66,7 @@ class BrokerConfig:
     num_partitions: int = default_of("num.partitions")
     auto_create_topics: bool = default_of("auto.create.topics.enable")
     log_dirs: tuple[Path, ...] = default_of("log.dirs")
+    num_recovery_threads_per_data_dir: int = default_of("num.recovery.threads.per.data.dir")
     retention_check_interval_ms: int = default_of("log.retention.check.interval.ms")
     offset_metadata_max_bytes: int = default_of("offset.metadata.max.bytes")
     group_min_session_timeout_ms: int = default_of("group.min.session.timeout.ms")

@@ -40,8 +40,9 @@ class MVar(Generic[T]):
 
     def __init__(self, value: T) -> None:
         self._value: object = value
-        self._takers = trio.lowlevel.ParkingLot()
-        self._putters = trio.lowlevel.ParkingLot()
+        # made at the first wait: a broker holds one MVar per partition, mostly never contended
+        self._takers: trio.lowlevel.ParkingLot | None = None
+        self._putters: trio.lowlevel.ParkingLot | None = None
         # The task that a put (take) has just woken: the next take (put) is reserved for it.
         self._next_taker: trio.lowlevel.Task | None = None
         self._next_putter: trio.lowlevel.Task | None = None
@@ -65,6 +66,8 @@ class MVar(Generic[T]):
         try:
             value = self.take_nowait()
         except trio.WouldBlock:
+            if self._takers is None:
+                self._takers = trio.lowlevel.ParkingLot()
             await self._takers.park()
             return self.take_nowait()  # put_nowait() reserved the value for this task
         await trio.lowlevel.cancel_shielded_checkpoint()
@@ -83,6 +86,8 @@ class MVar(Generic[T]):
         try:
             self.put_nowait(value)
         except trio.WouldBlock:
+            if self._putters is None:
+                self._putters = trio.lowlevel.ParkingLot()
             await self._putters.park()
             self.put_nowait(value)  # take_nowait() reserved the empty slot for this task
             return
@@ -109,6 +114,6 @@ class MVar(Generic[T]):
     def statistics(self) -> MVarStatistics:
         return MVarStatistics(
             full=self.full,
-            tasks_waiting_take=self._takers.statistics().tasks_waiting,
-            tasks_waiting_put=self._putters.statistics().tasks_waiting,
+            tasks_waiting_take=self._takers.statistics().tasks_waiting if self._takers else 0,
+            tasks_waiting_put=self._putters.statistics().tasks_waiting if self._putters else 0,
         )

@@ -46,21 +46,34 @@ ENTRY_SIZE = 8
 _RESERVE_STEP = 64 * 1024
 _BE = ">u4"  # big-endian u32, the file's layout
 _ENTRY = struct.Struct(">II")
+# shared, never written: the first append grows a numpy array (numpy is not imported before)
+_NO_ENTRIES: Any = array.array("I")
+
+
+def _grown(array: np.ndarray, used: int) -> np.ndarray:
+    """A copy of ``array[:used]`` with room for as many entries again (at least 16)."""
+    out = np.zeros(max(16, 2 * used), dtype=np.uint32)
+    out[:used] = array[:used]
+    return out
 
 
 class OffsetIndex:
     """Sparse offset -> position index of one segment."""
 
-    def __init__(self, path: Path, base_offset: int, max_bytes: int = 10 * 1024 * 1024) -> None:
+    def __init__(
+        self, path: Path, base_offset: int, max_bytes: int = 10 * 1024 * 1024, *, new: bool = False
+    ) -> None:
+        """``new``: the segment is being created, so there is no file to read yet."""
         self.path = path
         self.base_offset = base_offset
         self.capacity = max(1, max_bytes // ENTRY_SIZE)
-        path.touch(exist_ok=True)  # every segment has its .index, as in Kafka, even before an entry
-        existing = path.stat().st_size
+        # every segment has its .index, as in Kafka, even before an entry
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+        existing = 0 if new else path.stat().st_size
         entries = existing // ENTRY_SIZE
-        # native-endian mirrors; plain arrays until the first entry (no numpy needed for an empty index)
-        self._keys: Any = array.array("I", bytes(64))
-        self._positions: Any = array.array("I", bytes(64))
+        # in-memory mirrors; an index with no entry shares one empty array (10,000 partitions)
+        self._keys = np.zeros(entries, dtype=np.uint32) if entries else _NO_ENTRIES
+        self._positions = np.zeros(entries, dtype=np.uint32) if entries else _NO_ENTRIES
         self.entries = 0
         if entries:
             self._keys = np.zeros(entries, dtype=np.uint32)
@@ -135,8 +148,8 @@ class OffsetIndex:
             # disk is SIGBUS; reserve() turns it into OSError(ENOSPC) (rebuilds reach here)
             self.reserve()
         if n == len(self._keys):
-            self._keys = np.resize(self._keys, len(self._keys) * 2)
-            self._positions = np.resize(self._positions, len(self._positions) * 2)
+            self._keys = _grown(self._keys, n)
+            self._positions = _grown(self._positions, n)
         if self._bytes is None:
             self._map()
         _ENTRY.pack_into(self._bytes, n * ENTRY_SIZE, rel, position)  # type: ignore[arg-type]

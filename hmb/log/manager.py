@@ -4,7 +4,14 @@
 ``-``: the partition is what follows the last one).  A ``.kafka_cleanshutdown``
 file in a log dir, Kafka's own marker, says the broker stopped cleanly; when
 it is missing, every partition's last segment is validated and repaired on
-start.
+start.  After a clean stop nothing is read at start beyond the directory
+names: a partition reads its files at its first use, and a background task
+(:meth:`LogManager.run_loader`, ``num.recovery.threads.per.data.dir`` worker
+threads per log dir) reads the rest, so that a broker with 10,000 partitions
+answers Metadata as soon as it listens.
+
+Placement and every per-partition step cost the same whatever the number of
+partitions: the partition count of each log dir is kept, not recounted.
 
 Rules: topic names follow Kafka's (``[a-zA-Z0-9._-]``, at most 249
 characters, not ``.`` or ``..``); this module refuses others so that no
@@ -25,11 +32,13 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable, Generator, Mapping
+from functools import partial
 from pathlib import Path
 
 import trio
 
 from hmb.log.config import NEVER, LogConfig
+from hmb.log.limits import check_open_files
 from hmb.log.meta import ProducerIdManager, load_cluster_id
 from hmb.log.partition import PartitionLog
 from hmb.log.settings_store import SettingsStore
@@ -60,6 +69,18 @@ def validate_topic_name(name: str) -> None:
         )
 
 
+def _load_all(logs: list[PartitionLog]) -> None:
+    """Read the files of ``logs`` (in a worker thread: each waits on its own lock)."""
+    for plog in logs:
+        if not plog.deleted:
+            plog.load()
+
+
+def _floor(logs: list[PartitionLog]) -> int:
+    """One past the largest producer id the batches of ``logs`` carry."""
+    return max((plog.max_producer_id() for plog in logs), default=-1) + 1
+
+
 def _remove_all(directories: list[Path]) -> None:
     """Remove renamed partition directories, in one worker thread rather than one each."""
     for directory in directories:
@@ -72,12 +93,17 @@ TOPIC_CONFIGS = "topic-configs"  # the directory of the topics' overrides, in th
 class LogManager:
     """Owns every :class:`PartitionLog` of the broker."""
 
-    def __init__(self, log_dirs: list[Path], config: LogConfig) -> None:
+    LOAD_CHUNK = 64  # partitions read per worker-thread call by run_loader
+
+    def __init__(self, log_dirs: list[Path], config: LogConfig, *, recovery_threads: int = 1) -> None:
         self.log_dirs = [Path(d) for d in log_dirs]
         self.config = config  # the broker's defaults, every topic's starting point
+        self.recovery_threads = recovery_threads  # num.recovery.threads.per.data.dir
         self.topic_configs = SettingsStore(self.log_dirs[0] / TOPIC_CONFIGS)
         self._settings_changed = trio.Event()  # wakes the flusher when a topic's settings change
         self.topics: dict[str, list[PartitionLog]] = {}
+        self._per_dir = {d: 0 for d in self.log_dirs}  # partitions in each log dir
+        self._unloaded: list[PartitionLog] = []  # opened lazily at start, for run_loader
         # Names whose deletion is under way.  Their directories are renamed only once each
         # partition is closed (after an await), so the name must not come back meanwhile:
         # the rename would take the new topic's directory away from under it.
@@ -129,6 +155,8 @@ class LogManager:
                 found.setdefault(topic, {})[int(part)] = sub
         started = time.monotonic()
         self.topic_configs.load(found)
+        clean = len(clean_dirs) == len(self.log_dirs)
+        check_open_files(sum(len(parts) for parts in found.values()))
         for topic, parts in sorted(found.items()):
             if sorted(parts) != list(range(len(parts))):
                 log.warning("topic %s has partitions %s: gaps are created empty", topic, sorted(parts))
@@ -136,31 +164,61 @@ class LogManager:
             logs = []
             for p in range(count):
                 directory = parts.get(p) or self._pick_dir() / f"{topic}-{p}"
-                clean = directory.parent in clean_dirs
-                logs.append(
-                    self._clocked(PartitionLog.open(directory, topic, p, self.config_of(topic), clean=clean))
+                was_clean = directory.parent in clean_dirs
+                # after a clean stop the files are read at first use or by run_loader;
+                # otherwise every last segment is validated now, before any request
+                plog = PartitionLog.open(
+                    directory, topic, p, self.config_of(topic), clean=was_clean, lazy=clean
                 )
+                logs.append(self._clocked(plog))
+                self._count(plog, 1)
             self.topics[topic] = logs
         self._cluster_id = load_cluster_id(self.log_dirs)
-        floor = max((plog.max_producer_id() for plog in self.all_logs()), default=-1) + 1
-        self._producer_ids = ProducerIdManager(self.log_dirs, floor)
+        if clean:
+            self._unloaded = self.all_logs()
+            # the producer ids the logs hold are read when the first id is handed out
+            self._producer_ids = ProducerIdManager(self.log_dirs, partial(_floor, self._unloaded))
+        else:
+            self._producer_ids = ProducerIdManager(self.log_dirs, _floor(self.all_logs()))
         if found:
             log.info(
                 "loaded %d topics, %d partitions in %.2fs%s",
                 len(found),
                 sum(len(v) for v in self.topics.values()),
                 time.monotonic() - started,
-                "" if len(clean_dirs) == len(self.log_dirs) else " (after an unclean shutdown)",
+                " (their files are read at first use and in the background)"
+                if clean
+                else " (after an unclean shutdown)",
             )
+
+    def _count(self, plog: PartitionLog, delta: int) -> None:
+        parent = plog.directory.parent
+        if parent in self._per_dir:
+            self._per_dir[parent] += delta
 
     def _pick_dir(self) -> Path:
         """The log dir holding the fewest partitions (Kafka's placement rule)."""
-        counts = {d: 0 for d in self.log_dirs}
-        for logs in self.topics.values():
-            for plog in logs:
-                if plog.directory.parent in counts:
-                    counts[plog.directory.parent] += 1
-        return min(self.log_dirs, key=lambda d: counts[d])
+        return min(self.log_dirs, key=self._per_dir.__getitem__)
+
+    async def run_loader(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
+        """Read the files of the partitions :meth:`load` left unread, in worker threads:
+        ``num.recovery.threads.per.data.dir`` per log dir, :attr:`LOAD_CHUNK` partitions a call."""
+        task_status.started()
+        pending, self._unloaded = self._unloaded, []
+        if not pending:
+            return
+        started = time.monotonic()
+        limiter = trio.CapacityLimiter(max(1, self.recovery_threads) * len(self.log_dirs))
+        chunks = [pending[i : i + self.LOAD_CHUNK] for i in range(0, len(pending), self.LOAD_CHUNK)]
+
+        async def worker() -> None:
+            while chunks:
+                await trio.to_thread.run_sync(_load_all, chunks.pop(), limiter=limiter)
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(int(limiter.total_tokens)):
+                nursery.start_soon(worker)
+        log.info("read the files of %d partitions in %.2fs", len(pending), time.monotonic() - started)
 
     # ---------------------------------------------------------------- topics
 
@@ -256,8 +314,9 @@ class LogManager:
             if overrides:
                 self.topic_configs.set(topic, overrides)
             for p in range(partitions):
-                plog = PartitionLog.open(self._pick_dir() / f"{topic}-{p}", topic, p, config, clean=True)
+                plog = PartitionLog.create(self._pick_dir() / f"{topic}-{p}", topic, p, config)
                 logs.append(self._clocked(plog))
+                self._count(plog, 1)
                 yield p + 1
             self.topics[topic] = logs
             if overrides:
@@ -266,6 +325,7 @@ class LogManager:
             # all or nothing: half a topic on disk would come back as a topic at the next start
             for plog in logs:
                 plog.close()
+                self._count(plog, -1)
                 shutil.rmtree(plog.directory, ignore_errors=True)
             self.topic_configs.remove(topic)
             raise
@@ -286,6 +346,7 @@ class LogManager:
             doomed = []
             for plog in logs:
                 await plog.delete()
+                self._count(plog, -1)
                 target = plog.directory.with_name(f"{plog.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
                 try:
                     plog.directory.rename(target)

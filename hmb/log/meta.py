@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
@@ -100,8 +101,13 @@ def load_cluster_id(log_dirs: list[Path]) -> str:
 class ProducerIdManager:
     """Hands out producer ids, never twice, from blocks persisted before use."""
 
-    def __init__(self, log_dirs: list[Path], floor: int = 0) -> None:
-        """``floor``: no id below it is handed out (one past the largest id in the logs)."""
+    def __init__(self, log_dirs: list[Path], floor: int | Callable[[], int] = 0) -> None:
+        """``floor``: no id below it is handed out (one past the largest id in the logs).
+
+        A callable floor is asked, in a worker thread, before the first id is
+        handed out: finding it reads every partition, which a start after a
+        clean shutdown leaves for later.
+        """
         self.log_dirs = log_dirs
         persisted = -1
         for d in log_dirs:
@@ -112,6 +118,9 @@ class ProducerIdManager:
                 continue
             except (ValueError, KeyError, TypeError) as exc:
                 log.warning("ignoring unreadable %s (%s); ids restart above the logs' largest", path, exc)
+        self._floor: Callable[[], int] | None = None
+        if callable(floor):
+            self._floor, floor = floor, 0
         self._next = max(persisted + 1, floor)
         self._block_end = self._next - 1  # nothing reserved by this run yet
         self._lock = trio.Lock()
@@ -124,6 +133,12 @@ class ProducerIdManager:
     async def allocate(self) -> int:
         """A producer id no one has had, durable before it is returned."""
         async with self._lock:
+            if self._floor is not None:
+                floor = await trio.to_thread.run_sync(self._floor)
+                self._floor = None
+                if floor > self._next:  # nothing handed out yet: the block starts past the floor
+                    self._next = floor
+                    self._block_end = floor - 1
             if self._next > self._block_end:
                 start, end = self._next, self._next + PRODUCER_ID_BLOCK_SIZE - 1
                 await trio.to_thread.run_sync(self._persist, start, end)

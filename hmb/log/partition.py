@@ -21,7 +21,10 @@ Rules of this module:
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +33,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import trio
-from sortedcontainers import SortedDict
 
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.errors import (
@@ -45,6 +47,7 @@ from hmb.log.producer_state import ProducerStateManager
 from hmb.log.region import FileRegion
 from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
+from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch, find_in_segments
 from hmb.mvar import MVar
 from kproto.records import assign_batches
@@ -52,6 +55,11 @@ from kproto.records.batch_assign import ProducerBatch
 from kproto.records.entry import MAGIC_OFFSET
 
 log = logging.getLogger(__name__)
+
+# Written at a clean shutdown: the producer state at the log end offset.  Empty (no
+# disk block) when there is no producer; absent, unreadable or of another offset, the
+# state is rebuilt from the batch headers instead.
+PRODUCER_SNAPSHOT = "producer-state.json"
 
 
 class AppendInfo(NamedTuple):
@@ -79,9 +87,12 @@ class PartitionLog:
         self.topic = topic
         self.partition = partition
         self.config = config
-        self.segments: SortedDict = SortedDict()  # base offset -> LogSegment
+        # base offset -> LogSegment; None until the files are read (see :meth:`open`, ``lazy``)
+        self._segments: SegmentMap | None = None
+        self._clean = True
+        self._load_lock = threading.Lock()  # a worker thread may be loading it (LogManager.run_loader)
         self._state = MVar(_State())
-        self._appended = trio.Event()
+        self._appended: trio.Event | None = None  # made when a fetch first waits (memory: 10,000 partitions)
         self._waited = False  # whether _appended was handed out since it was last replaced
         self.producers = ProducerStateManager()
         self.deleted = False
@@ -90,38 +101,95 @@ class PartitionLog:
 
     # ---------------------------------------------------------------- opening
 
-    def _new_segment(self, base_offset: int) -> LogSegment:
+    def _new_segment(self, base_offset: int, *, new: bool = False) -> LogSegment:
         return LogSegment(
             self.directory,
             base_offset,
             index_interval_bytes=self.config.index_interval_bytes,
             index_max_bytes=self.config.index_max_bytes,
+            new=new,
         )
 
     @classmethod
-    def open(
-        cls, directory: Path, topic: str, partition: int, config: LogConfig, *, clean: bool
-    ) -> PartitionLog:
-        """Load (or create) the log; after an unclean shutdown, validate and repair the tail."""
-        directory.mkdir(parents=True, exist_ok=True)
+    def create(cls, directory: Path, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+        """A new, empty partition: its directory and first segment, nothing read.
+
+        CreateTopics makes thousands of these; each costs one directory and two
+        files.  A directory that already exists is opened as it is instead.
+        """
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            return cls.open(directory, topic, partition, config, clean=True)
         self = cls(directory, topic, partition, config)
-        bases = sorted(int(p.stem) for p in directory.glob("*.log") if p.stem.isdigit())
-        for stale in directory.glob("*.index"):
-            if stale.stem.isdigit() and int(stale.stem) not in bases:
-                stale.unlink()
-        max_entry = config.max_message_bytes + 1024 * 1024 + config.segment_bytes
-        for i, base in enumerate(bases):
-            seg = self._new_segment(base)
-            last = i == len(bases) - 1
-            report: RecoveryReport | None
-            report = seg.recover(max_entry) if last and not clean else seg.load_tail(max_entry)
-            if report is not None:  # after a clean shutdown: load_tail found something to repair
-                self._log_recovery(seg, report)
-            self.segments[base] = seg
-        if not self.segments:
-            self.segments[0] = self._new_segment(0)
-        self._rebuild_producer_state()
+        self._segments = SegmentMap([(0, self._new_segment(0, new=True))])
         return self
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        *,
+        clean: bool,
+        lazy: bool = False,
+    ) -> PartitionLog:
+        """Load (or create) the log; after an unclean shutdown, validate and repair the tail.
+
+        ``lazy``: touch no file now; they are read at the first use of
+        :attr:`segments` (or by :meth:`load`).  A broker with 10,000
+        partitions answers its first request without reading them all.
+        """
+        self = cls(directory, topic, partition, config)
+        self._clean = clean
+        self._segments = None
+        if not lazy:
+            self.load()
+        return self
+
+    @property
+    def loaded(self) -> bool:
+        return self._segments is not None
+
+    @property
+    def segments(self) -> SegmentMap:
+        """Base offset -> :class:`LogSegment`, read from the files at the first use."""
+        segments = self._segments
+        if segments is None:
+            segments = self.load()
+        return segments
+
+    def load(self) -> SegmentMap:
+        """Read the segment files (once; safe from a worker thread)."""
+        with self._load_lock:
+            if self._segments is not None:
+                return self._segments
+            self.directory.mkdir(parents=True, exist_ok=True)
+            segments = SegmentMap()
+            names = [p.name for p in self.directory.iterdir()]
+            bases = sorted(int(n[:-4]) for n in names if n.endswith(".log") and n[:-4].isdigit())
+            for name in names:
+                stem = name[:-6]
+                if name.endswith(".index") and stem.isdigit() and int(stem) not in bases:
+                    (self.directory / name).unlink()
+            cfg = self.config
+            max_entry = cfg.max_message_bytes + 1024 * 1024 + cfg.segment_bytes
+            for i, base in enumerate(bases):
+                seg = self._new_segment(base)
+                last = i == len(bases) - 1
+                report: RecoveryReport | None
+                report = seg.recover(max_entry) if last and not self._clean else seg.load_tail(max_entry)
+                if report is not None:  # after a clean shutdown: load_tail found something to repair
+                    self._log_recovery(seg, report)
+                segments[base] = seg
+            if not segments:
+                segments[0] = self._new_segment(0)
+            if not (self._clean and self._restore_producer_state(segments.last.next_offset)):
+                self._rebuild_producer_state(segments)
+            self._segments = segments
+            return segments
 
     def _log_recovery(self, seg: LogSegment, report: RecoveryReport) -> None:
         index = f"index rebuilt ({report.index_problem})" if report.index_problem else "index rebuilt"
@@ -150,11 +218,11 @@ class PartitionLog:
 
     @property
     def active(self) -> LogSegment:
-        return self.segments.peekitem(-1)[1]
+        return self.segments.last
 
     @property
     def log_start_offset(self) -> int:
-        return self.segments.peekitem(0)[1].base_offset
+        return self.segments.first.base_offset
 
     @property
     def high_watermark(self) -> int:
@@ -168,6 +236,8 @@ class PartitionLog:
     def appended_event(self) -> trio.Event:
         """An event set at the next append: long-polling fetches wait on it."""
         self._waited = True  # only then does an append need to set it and make a new one
+        if self._appended is None:
+            self._appended = trio.Event()
         return self._appended
 
     # ---------------------------------------------------------------- writing
@@ -205,8 +275,9 @@ class PartitionLog:
             mvar.put_nowait(state)
         if self._waited:
             self._waited = False
-            event, self._appended = self._appended, trio.Event()
-            event.set()
+            event, self._appended = self._appended, None
+            if event is not None:
+                event.set()
         return info
 
     async def _append_locked(self, state: _State, records: bytes | bytearray, max_magic: int) -> AppendInfo:
@@ -261,15 +332,16 @@ class PartitionLog:
 
     def max_producer_id(self) -> int:
         """The highest producer id this partition's recent batches carry (-1: none)."""
+        self.segments  # noqa: B018 - the state is rebuilt when the files are read
         return max(self.producers.producers, default=-1)
 
-    def _rebuild_producer_state(self, segments: int = 2) -> None:
-        """Producer sequence state from the batch headers of the last ``segments`` segments.
+    def _rebuild_producer_state(self, segments: SegmentMap, count: int = 2) -> None:
+        """Producer sequence state from the batch headers of the last ``count`` segments.
 
         A producer idle for longer is unknown afterwards and may continue at
         any sequence, as Kafka treats a producer whose state has expired.
         """
-        for seg in list(self.segments.values())[-segments:]:
+        for seg in list(segments.values())[-count:]:
             for entry in seg.entries():
                 if isinstance(entry, BadEntry):
                     break
@@ -432,11 +504,43 @@ class PartitionLog:
             self.deleted = True
             for seg in self.segments.values():
                 seg.discard()
-        event, self._appended = self._appended, trio.Event()
-        event.set()
+        event, self._appended = self._appended, None
+        if event is not None:
+            event.set()
+
+    def _restore_producer_state(self, log_end_offset: int) -> bool:
+        """Take the producer state from the clean-shutdown snapshot, if it is of this log."""
+        path = self.directory / PRODUCER_SNAPSHOT
+        try:
+            text = path.read_text()
+            if not text:
+                return True  # no producer at all when the log was closed
+            data = json.loads(text)
+            if data["log_end_offset"] != log_end_offset:
+                return False
+            self.producers = ProducerStateManager.restore(data["producers"])
+            return True
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            log.warning("ignoring %s (%s): producer state rebuilt from the log", path, exc)
+            return False
+
+    def _write_producer_snapshot(self) -> None:
+        producers = self.producers.snapshot()
+        text = (
+            json.dumps({"log_end_offset": self.high_watermark, "producers": producers}) if producers else ""
+        )
+        try:
+            (self.directory / PRODUCER_SNAPSHOT).write_text(text)
+        except OSError as exc:  # the next start rebuilds it from the log
+            log.warning("could not write the producer state of %s-%d: %s", self.topic, self.partition, exc)
 
     def close(self) -> None:
-        for seg in self.segments.values():
+        """Flush and close the files; the producer state goes to its snapshot."""
+        if self._segments is not None and not self.deleted:
+            self._write_producer_snapshot()
+        for seg in (self._segments or {}).values():  # never read: nothing to close
             try:
                 seg.flush()
             except OSError:

@@ -17,13 +17,17 @@ The rules are Kafka's (``ProducerAppendInfo.checkSequence``): a producer the
 partition knows nothing about (new, or its batches deleted by retention) may
 start at any sequence; a new epoch must start at sequence 0; sequences wrap
 from 2**31-1 to 0.  The state is rebuilt from the log's batch headers on
-start, so it survives a restart.
+start, so it survives a restart: from the batch headers of the last
+segments after a crash, from the snapshot written at a clean shutdown
+otherwise (as Kafka's ``.snapshot`` files, so a clean start reads no
+segment through).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from hmb.log.errors import InvalidProducerEpochError, OutOfOrderSequenceError, ProducerSequenceError
 
@@ -112,3 +116,21 @@ class ProducerStateManager:
         entry.batches.append(
             BatchMeta(first_seq, last_sequence(first_seq, record_count), first_offset, last_offset)
         )
+
+    # ---------------------------------------------------------------- snapshots
+
+    def snapshot(self) -> dict[str, list[Any]]:
+        """The state as JSON-ready data: producer id -> [epoch, [batch, ...]]."""
+        return {
+            str(pid): [e.epoch, [[b.first_seq, b.last_seq, b.first_offset, b.last_offset] for b in e.batches]]
+            for pid, e in self.producers.items()
+        }
+
+    @classmethod
+    def restore(cls, data: dict[str, list[Any]]) -> ProducerStateManager:
+        """The state :meth:`snapshot` returned (ValueError/TypeError/KeyError when it is not that)."""
+        state = cls()
+        for pid, (epoch, batches) in data.items():
+            entry = state.producers[int(pid)] = ProducerEntry(int(epoch))
+            entry.batches.extend(BatchMeta(*map(int, b)) for b in batches)
+        return state

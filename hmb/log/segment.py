@@ -73,19 +73,22 @@ class LogSegment:
         *,
         index_interval_bytes: int = 4096,
         index_max_bytes: int = 10 * 1024 * 1024,
+        new: bool = False,
     ) -> None:
+        """``new``: create the files of a segment that does not exist yet (nothing to read)."""
         self.directory = directory
         self.base_offset = base_offset
-        self.log_path = directory / (segment_name(base_offset) + ".log")
-        self.index_path = directory / (segment_name(base_offset) + ".index")
+        log_path = directory / (segment_name(base_offset) + ".log")
         self.index_interval_bytes = index_interval_bytes
-        self._dir_synced = self.log_path.exists()  # a file created here needs its directory fsync'd
-        self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        self.size = os.fstat(self.fd).st_size
+        # a file created here needs its directory fsync'd
+        self._dir_synced = not new and log_path.exists()
+        self.fd = os.open(log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = 0 if new else os.fstat(self.fd).st_size
         # A log without its index file (deleted, lost) gets it rebuilt at load, as in Kafka.
         # OffsetIndex creates the file with the segment, so a healthy segment always has one.
-        self.index_missing = not self.index_path.exists()
-        self.index = OffsetIndex(self.index_path, base_offset, index_max_bytes)
+        index_path = directory / (segment_name(base_offset) + ".index")
+        self.index_missing = not new and not index_path.exists()
+        self.index = OffsetIndex(index_path, base_offset, index_max_bytes, new=new)
         self.next_offset = base_offset  # set properly by load_tail() / recover()
         self._bytes_since_index = 0
         self._pins = 0
@@ -99,6 +102,15 @@ class LogSegment:
         self._run_magics: list[int] = []
         if self.size:
             self._note_magic(0, UNKNOWN_MAGIC)
+
+    # Paths are made when asked for, not kept: two per segment were ~0.5 KiB of every partition.
+    @property
+    def log_path(self) -> Path:
+        return self.directory / (segment_name(self.base_offset) + ".log")
+
+    @property
+    def index_path(self) -> Path:
+        return self.index.path
 
     # ---------------------------------------------------------------- loading
 
@@ -203,7 +215,8 @@ class LogSegment:
         code.
         """
         position = self.size
-        self.index.reserve()  # a full disk fails here, before the log is touched
+        if self._bytes_since_index > self.index_interval_bytes:  # this append writes an index entry:
+            self.index.reserve()  # a full disk fails here, before the log is touched
         size = len(data)
         try:
             written = os.write(self.fd, data)

@@ -66,11 +66,15 @@ class Connection:
         self.close_reason: str | None = None
 
     async def run(self) -> None:
-        send, receive = trio.open_memory_channel[bytes](self.queued_max_requests)
+        # unsubscripted: open_memory_channel[bytes] builds a typing alias on every call,
+        # a tenth of the broker's CPU per connection opened (py-spy)
+        send: trio.MemorySendChannel[bytes]
+        receive: trio.MemoryReceiveChannel[bytes]
+        send, receive = trio.open_memory_channel(self.queued_max_requests)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._reader, send)
                 nursery.start_soon(self._handler, receive)
+                await self._reader(send)  # in this task: one task less per connection
         except* CloseConnection as group:
             self.close_reason = self.close_reason or str(group.exceptions[0])
         except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):

@@ -174,6 +174,17 @@ PROPERTIES: tuple[Property, ...] = (
         kafka_default="/tmp/kafka-logs",
     ),
     Property(
+        "num.recovery.threads.per.data.dir",
+        INT,
+        1,
+        "Worker threads per log dir that read the partitions' files after a clean shutdown, in "
+        "the background while the broker already answers. After an unclean one every last "
+        "segment is validated before the broker listens, one partition after another.",
+        LOG,
+        attr="num_recovery_threads_per_data_dir",
+        at_least=1,
+    ),
+    Property(
         "log.retention.check.interval.ms",
         LONG,
         300_000,

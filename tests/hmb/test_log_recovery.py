@@ -57,6 +57,7 @@ def _manager(data: Path) -> LogManager:
 def _plog(mgr: LogManager) -> PartitionLog:
     plog = mgr.get(TOPIC, 0)
     assert plog is not None
+    plog.load()  # after a clean stop a partition reads its files at first use: use it now
     return plog
 
 

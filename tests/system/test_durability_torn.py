@@ -232,7 +232,8 @@ def damaged(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
             cases[topic] = Case(before, lost, pattern, N)
         lines = len(broker.lines)
         broker.restart()
-        broker.wait_for_log(r"loaded \d+ topics")
+        # after a clean stop the partitions' files are read in the background: wait for all
+        broker.wait_for_log(r"loaded \d+ topics.*unclean|read the files of \d+ partitions")
         yield Damaged(broker, cases, "".join(broker.lines[lines:]))
 
 

@@ -1,0 +1,629 @@
+"""How cost grows with the size of the work: partitions and connections, hmb against Tansu.
+
+    python -m bench scale           # 1,000/3,000/10,000 partitions, 1,000/10,000 connections
+    python -m bench scale --partitions 1000,3000 --connections 1000    # a reduced run
+
+For each broker (hmb and Tansu, started here, the same run), and each size:
+
+* **partitions** — a fresh broker; confluent-kafka's AdminClient creates
+  topics of 10 partitions in batches of 50 (as a new user would); one
+  librdkafka producer sends one 100-byte record to every partition; one
+  consumer, assigned every partition, reads one record from each; then the
+  broker's RSS and (hmb) the disk its data dir holds, counted in allocated
+  blocks so a sparse preallocated file counts for what it really takes.  hmb
+  is then stopped cleanly and started again: the time from the process start
+  to its first Metadata answer, beside the same figure for an empty data dir.
+* **connections** — raw sockets on loopback, each sending one ApiVersions
+  request: the broker's CPU per connection opened, per idle connection and
+  second, its RSS per connection; then 1,000 of them produce at once (a
+  bounded number of rounds each) while a probe connection measures Metadata
+  latency, p99 against the same probe on the unloaded broker.
+
+Creation cost is also sampled per batch, so "cost of the last 500
+partitions / cost of the first 500" shows whether creating a partition gets
+dearer with the number that exist.  Output: a Markdown table and a log-log
+plot (``--out``, default ``bench/results/scale-<date>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import selectors
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import kproto
+from bench.hmb_process import ROOT, BrokerProcess
+from bench.studies import machine_info
+from bench.tansu import TansuProcess
+from kproto import ApiKey
+from kproto.records import Compression, RecordBatchBuilder
+
+PARTITIONS_PER_TOPIC = 10
+TOPICS_PER_REQUEST = 50
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+# ---------------------------------------------------------------- process figures
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of ``pid`` so far (its threads included)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def allocated_bytes(root: Path) -> int:
+    """Disk really taken under ``root``: allocated blocks of every file and directory."""
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+    return total
+
+
+def raise_nofile() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+# ---------------------------------------------------------------- brokers
+
+
+@dataclass
+class Running:
+    kind: str
+    bootstrap: str
+    pid: int
+    data_dir: Path | None
+    process: BrokerProcess | None
+
+
+@contextmanager
+def broker(kind: str) -> Iterator[Running]:
+    if kind == "tansu":
+        with TansuProcess() as t:
+            assert t.proc is not None
+            yield Running(kind, t.bootstrap, t.proc.pid, None, None)
+        return
+    with tempfile.TemporaryDirectory(prefix="hmb-scale-") as tmp:
+        data = Path(tmp) / "data"
+        b = BrokerProcess(data).start(timeout=120)
+        try:
+            assert b.proc is not None
+            yield Running(kind, b.bootstrap, b.proc.pid, data, b)
+        finally:
+            b.kill()
+
+
+def first_metadata_s(data_dir: Path) -> tuple[float, BrokerProcess]:
+    """Seconds from spawning ``hmb serve`` on ``data_dir`` to its first Metadata answer."""
+    b = BrokerProcess(data_dir)
+    started = time.monotonic()
+    b.start(timeout=600)
+    with socket.create_connection(("127.0.0.1", b.port), timeout=600) as s:
+        s.sendall(kproto.encode_request(ApiKey.METADATA, 1, 1, {"topics": None}))
+        _read_frame(s)
+    return time.monotonic() - started, b
+
+
+def _read_frame(s: socket.socket) -> bytes:
+    head = b""
+    while len(head) < 4:
+        chunk = s.recv(4 - len(head))
+        if not chunk:
+            raise ConnectionError("closed")
+        head += chunk
+    (size,) = struct.unpack(">i", head)
+    body = bytearray()
+    while len(body) < size:
+        chunk = s.recv(min(1 << 20, size - len(body)))
+        if not chunk:
+            raise ConnectionError("closed")
+        body += chunk
+    return bytes(body)
+
+
+# ---------------------------------------------------------------- partitions
+
+_CLIENT = r"""
+import json, sys, time
+import confluent_kafka as ck
+from confluent_kafka.admin import AdminClient, NewTopic
+mode, bootstrap = sys.argv[1], sys.argv[2]
+topics, per_topic, per_request = map(int, sys.argv[3:6])
+names = [f"scale-{i:05d}" for i in range(topics)]
+out = {}
+if mode == "create":
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    admin.list_topics(timeout=60)  # connected before the clock starts
+    batches = []
+    t0 = time.monotonic()
+    for i in range(0, topics, per_request):
+        b0 = time.monotonic()
+        fs = admin.create_topics([NewTopic(n, per_topic, 1) for n in names[i:i + per_request]],
+                                 request_timeout=600, operation_timeout=600)
+        for f in fs.values():
+            f.result(900)
+        batches.append(time.monotonic() - b0)
+    out = {"seconds": time.monotonic() - t0, "batches": batches}
+elif mode == "produce":
+    p = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": 3,
+                     "queue.buffering.max.messages": 1000000})
+    value = b"x" * 100
+    p.list_topics(timeout=60)
+    t0 = time.monotonic()
+    errors = []
+    cb = lambda err, msg: err and errors.append(str(err))
+    for n in names:
+        for part in range(per_topic):
+            p.produce(n, value, partition=part, on_delivery=cb)
+        p.poll(0)
+    left = p.flush(900)
+    out = {"seconds": time.monotonic() - t0, "unsent": left, "errors": len(errors)}
+else:
+    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "scale", "enable.auto.commit": False,
+                     "log_level": 3, "fetch.wait.max.ms": 100})
+    parts = [ck.TopicPartition(n, part, 0) for n in names for part in range(per_topic)]
+    t0 = time.monotonic()
+    c.assign(parts)
+    got = 0
+    deadline = t0 + float(sys.argv[6])
+    while got < len(parts) and time.monotonic() < deadline:
+        for m in c.consume(10000, 0.05):
+            if m.error() is None:
+                got += 1
+    out = {"seconds": time.monotonic() - t0, "read": got}
+    c.close()
+print(json.dumps(out))
+"""
+
+
+def _client(mode: str, bootstrap: str, topics: int, limit_s: float = 900) -> dict:
+    args = (topics, PARTITIONS_PER_TOPIC, TOPICS_PER_REQUEST, limit_s)
+    out = subprocess.run(
+        [sys.executable, "-c", _CLIENT, mode, bootstrap, *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    if out.returncode:
+        raise RuntimeError(f"{mode} client failed:\n{out.stderr[-2000:]}")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@dataclass
+class PartitionRow:
+    kind: str
+    partitions: int
+    create_s: float = 0.0
+    create_cpu_s: float = 0.0
+    last_over_first: float = 0.0  # cost per partition of the last 500 / of the first 500
+    produce_s: float = 0.0
+    consume_s: float = 0.0
+    consumed: int = 0  # records read back within the limit (``partitions`` when all came)
+    rss_mb: float = 0.0
+    rss_idle_mb: float = 0.0  # before any topic: what the partitions add is the difference
+    disk_running_mb: float | None = None
+    disk_mb: float | None = None
+    restart_s: float | None = None
+    empty_start_s: float | None = None
+
+
+def _edge_ratio(batches: list[float], per_batch: int) -> float:
+    """Cost per partition of the last 500 partitions over that of the first 500."""
+    k = max(1, 500 // per_batch)
+    if len(batches) < 2 * k:
+        return float("nan")
+    return sum(batches[-k:]) / max(1e-9, sum(batches[:k]))
+
+
+def measure_partitions(kind: str, partitions: int, consume_limit_s: float) -> PartitionRow:
+    row = PartitionRow(kind, partitions)
+    topics = partitions // PARTITIONS_PER_TOPIC
+    with broker(kind) as b:
+        row.rss_idle_mb = rss_bytes(b.pid) / 1e6
+        cpu0 = cpu_seconds(b.pid)
+        created = _client("create", b.bootstrap, topics)
+        row.create_cpu_s = cpu_seconds(b.pid) - cpu0
+        row.create_s = created["seconds"]
+        row.last_over_first = _edge_ratio(created["batches"], TOPICS_PER_REQUEST * PARTITIONS_PER_TOPIC)
+        produced = _client("produce", b.bootstrap, topics)
+        if produced["unsent"] or produced["errors"]:
+            raise RuntimeError(f"{kind}: produce lost records: {produced}")
+        row.produce_s = produced["seconds"]
+        consumed = _client("consume", b.bootstrap, topics, consume_limit_s)
+        row.consume_s, row.consumed = consumed["seconds"], consumed["read"]
+        if row.consumed != partitions:
+            print(
+                f"  {kind}: read {row.consumed:,} of {partitions:,} records in {consume_limit_s:.0f}s",
+                file=sys.stderr,
+            )
+        row.rss_mb = rss_bytes(b.pid) / 1e6
+        if b.data_dir is not None:
+            row.disk_running_mb = allocated_bytes(b.data_dir) / 1e6
+        if b.process is not None and b.data_dir is not None:
+            b.process.stop(timeout=300)
+            row.disk_mb = allocated_bytes(b.data_dir) / 1e6
+            row.restart_s, again = first_metadata_s(b.data_dir)
+            again.kill()
+            with tempfile.TemporaryDirectory(prefix="hmb-scale-empty-") as empty:
+                row.empty_start_s, fresh = first_metadata_s(Path(empty) / "data")
+                fresh.kill()
+    return row
+
+
+# ---------------------------------------------------------------- connections
+
+
+@dataclass
+class ConnectionRow:
+    kind: str
+    connections: int
+    open_cpu_ms_per_conn: float = 0.0
+    idle_cpu_us_per_conn_s: float = 0.0
+    rss_kb_per_conn: float = 0.0
+    producing: int = 0
+    produce_cpu_s: float = 0.0
+    p99_unloaded_ms: float = 0.0
+    p99_loaded_ms: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+def _open_all(bootstrap: str, count: int) -> list[socket.socket]:
+    """``count`` connections, each having had one ApiVersions v0 answered."""
+    host, port = bootstrap.rsplit(":", 1)
+    request = kproto.encode_request(ApiKey.API_VERSIONS, 0, 1, {})
+    socks: list[socket.socket] = []
+    sel = selectors.DefaultSelector()
+    for start in range(0, count, 500):  # in waves: the listen backlog is finite
+        wave = []
+        for _ in range(min(500, count - start)):
+            s = socket.create_connection((host, int(port)), timeout=60)
+            s.sendall(request)
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ)
+            wave.append(s)
+        pending = set(wave)
+        deadline = time.monotonic() + 120
+        while pending and time.monotonic() < deadline:
+            for key, _ in sel.select(1.0):
+                s = key.fileobj  # type: ignore[assignment]
+                if s.recv(65536):
+                    pending.discard(s)
+                    sel.unregister(s)
+        if pending:
+            raise RuntimeError(f"{len(pending)} connections got no ApiVersions answer")
+        socks += wave
+    sel.close()
+    return socks
+
+
+def _probe_p99(bootstrap: str, rounds: int, stop_at: float | None = None) -> float:
+    host, port = bootstrap.rsplit(":", 1)
+    latencies = []
+    with socket.create_connection((host, int(port)), timeout=60) as s:
+        body = {"topics": [{"name": "scale-conn"}]}
+        for i in range(rounds):
+            t0 = time.perf_counter()
+            s.sendall(kproto.encode_request(ApiKey.METADATA, 1, i, body))
+            _read_frame(s)
+            latencies.append(time.perf_counter() - t0)
+            if stop_at is not None and time.monotonic() > stop_at:
+                break
+    latencies.sort()
+    return latencies[int(0.99 * (len(latencies) - 1))] * 1000
+
+
+def _produce_loop(socks: list[socket.socket], rounds: int) -> None:
+    """Every socket sends ``rounds`` Produce requests, one in flight each, all at once."""
+    b = RecordBatchBuilder(Compression.NONE, -1, -1, -1, False)
+    b.append(None, b"x" * 100, 1_700_000_000_000, [])
+    records = b.build()
+    frames = [
+        kproto.encode_request(
+            ApiKey.PRODUCE,
+            3,
+            1,
+            {
+                "transactional_id": None,
+                "acks": 1,
+                "timeout_ms": 5000,
+                "topic_data": [
+                    {"name": "scale-conn", "partition_data": [{"index": i % 10, "records": records}]}
+                ],
+            },
+        )
+        for i in range(len(socks))
+    ]
+    sel = selectors.DefaultSelector()
+    left = {}
+    for i, s in enumerate(socks):
+        s.setblocking(True)
+        s.sendall(frames[i])
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, i)
+        left[i] = rounds - 1
+    buffers = {i: b"" for i in left}
+    active = len(socks)
+    deadline = time.monotonic() + 600
+    while active and time.monotonic() < deadline:
+        for key, _ in sel.select(1.0):
+            i = key.data
+            s = key.fileobj  # type: ignore[assignment]
+            buffers[i] += s.recv(65536)
+            while len(buffers[i]) >= 4:
+                (size,) = struct.unpack(">i", buffers[i][:4])
+                if len(buffers[i]) < 4 + size:
+                    break
+                buffers[i] = buffers[i][4 + size :]
+                if left[i] > 0:
+                    left[i] -= 1
+                    s.setblocking(True)
+                    s.sendall(frames[i])
+                    s.setblocking(False)
+                else:
+                    sel.unregister(s)
+                    active -= 1
+    sel.close()
+    if active:
+        raise RuntimeError(f"{active} producing connections did not finish")
+
+
+def measure_connections(kind: str, count: int, producing: int, idle_s: float, rounds: int) -> ConnectionRow:
+    row = ConnectionRow(kind, count, producing=min(producing, count))
+    with broker(kind) as b:
+        _client_create_topic(b.bootstrap)
+        row.p99_unloaded_ms = _probe_p99(b.bootstrap, 2000)
+        rss0, cpu0 = rss_bytes(b.pid), cpu_seconds(b.pid)
+        socks = _open_all(b.bootstrap, count)
+        try:
+            cpu1 = cpu_seconds(b.pid)
+            row.open_cpu_ms_per_conn = (cpu1 - cpu0) * 1000 / count
+            time.sleep(idle_s)  # the measurement itself: the broker idles with every connection open
+            cpu2 = cpu_seconds(b.pid)
+            row.idle_cpu_us_per_conn_s = (cpu2 - cpu1) * 1e6 / count / idle_s
+            row.rss_kb_per_conn = (rss_bytes(b.pid) - rss0) / 1024 / count
+            import threading
+
+            loaders = socks[: row.producing]
+            worker = threading.Thread(target=_produce_loop, args=(loaders, rounds))
+            cpu3 = cpu_seconds(b.pid)
+            worker.start()
+            t0 = time.monotonic()
+            p99 = []
+            while worker.is_alive():
+                p99.append(_probe_p99(b.bootstrap, 200, stop_at=time.monotonic() + 2))
+            worker.join()
+            row.produce_cpu_s = cpu_seconds(b.pid) - cpu3
+            row.p99_loaded_ms = statistics.median(p99) if p99 else float("nan")
+            row.extra["produce_wall_s"] = time.monotonic() - t0
+        finally:
+            for s in socks:
+                s.close()
+    return row
+
+
+def _client_create_topic(bootstrap: str) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    for f in admin.create_topics([NewTopic("scale-conn", 10, 1)]).values():
+        f.result(60)
+
+
+# ---------------------------------------------------------------- report
+
+
+def _ratio(h: float | None, t: float | None) -> str:
+    if h is None or t is None or t == 0:
+        return "—"
+    return f"{h / t:.2f}"
+
+
+def _fmt(v: float | None, spec: str = ".2f") -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def _partition_lines(parts: list[PartitionRow]) -> list[str]:
+    lines = ["| partitions | work | hmb | Tansu | hmb/Tansu |", "|---:|---|---:|---:|---:|"]
+    by = {(r.kind, r.partitions): r for r in parts}
+    for n in sorted({r.partitions for r in parts}):
+        h, t = by.get(("hmb", n)), by.get(("tansu", n))
+        if h is None:
+            continue
+        rows: list[tuple[str, float | None, float | None]] = [
+            ("create, s", h.create_s, t.create_s if t else None),
+            ("create, broker CPU s", h.create_cpu_s, t.create_cpu_s if t else None),
+            (
+                "create: last 500 / first 500, per partition",
+                h.last_over_first,
+                t.last_over_first if t else None,
+            ),
+            ("one record to each partition, s", h.produce_s, t.produce_s if t else None),
+            ("one record from each partition, s", h.consume_s, t.consume_s if t else None),
+            ("records read back (of one per partition)", h.consumed, t.consumed if t else None),
+            ("RSS, MB", h.rss_mb, t.rss_mb if t else None),
+            (
+                "RSS per partition, KB",
+                (h.rss_mb - h.rss_idle_mb) * 1000 / n,
+                (t.rss_mb - t.rss_idle_mb) * 1000 / n if t else None,
+            ),
+            ("disk while running (allocated blocks), MB", h.disk_running_mb, None),
+            ("disk after a clean stop, MB", h.disk_mb, None),
+            ("restart to first Metadata, s", h.restart_s, None),
+            ("start of an empty data dir, s", h.empty_start_s, None),
+            ("restart / empty start", (h.restart_s or 0) / (h.empty_start_s or 1), None),
+        ]
+        lines += [f"| {n:,} | {name} | {_fmt(hv)} | {_fmt(tv)} | {_ratio(hv, tv)} |" for name, hv, tv in rows]
+    return lines
+
+
+def _connection_lines(conns: list[ConnectionRow]) -> list[str]:
+    lines = ["| connections | work | hmb | Tansu | hmb/Tansu |", "|---:|---|---:|---:|---:|"]
+    by = {(r.kind, r.connections): r for r in conns}
+    for n in sorted({r.connections for r in conns}):
+        h, t = by.get(("hmb", n)), by.get(("tansu", n))
+        if h is None:
+            continue
+        rows: list[tuple[str, float | None, float | None]] = [
+            (
+                "broker CPU per connection opened, ms",
+                h.open_cpu_ms_per_conn,
+                t.open_cpu_ms_per_conn if t else None,
+            ),
+            (
+                "broker CPU per idle connection, µs/s",
+                h.idle_cpu_us_per_conn_s,
+                t.idle_cpu_us_per_conn_s if t else None,
+            ),
+            ("RSS per connection, KB", h.rss_kb_per_conn, t.rss_kb_per_conn if t else None),
+            (f"{h.producing:,} producing: broker CPU s", h.produce_cpu_s, t.produce_cpu_s if t else None),
+            ("probe p99 unloaded, ms", h.p99_unloaded_ms, t.p99_unloaded_ms if t else None),
+            (
+                f"probe p99 with {h.producing:,} producing, ms",
+                h.p99_loaded_ms,
+                t.p99_loaded_ms if t else None,
+            ),
+        ]
+        lines += [f"| {n:,} | {name} | {_fmt(hv)} | {_fmt(tv)} | {_ratio(hv, tv)} |" for name, hv, tv in rows]
+    return lines
+
+
+def render(parts: list[PartitionRow], conns: list[ConnectionRow], header: str) -> str:
+    lines = [header]
+    if parts:
+        lines += ["", "## Partitions", "", *_partition_lines(parts)]
+    if conns:
+        lines += ["", "## Connections", "", *_connection_lines(conns)]
+    return "\n".join(lines) + "\n"
+
+
+def plot(parts: list[PartitionRow], conns: list[ConnectionRow], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
+    for kind, style in (("hmb", "-"), ("tansu", "--")):
+        prows = sorted((r for r in parts if r.kind == kind), key=lambda r: r.partitions)
+        xs = [r.partitions for r in prows]
+        for attr, colour in (
+            ("create_s", "C0"),
+            ("produce_s", "C1"),
+            ("consume_s", "C2"),
+            ("restart_s", "C3"),
+        ):
+            ys = [getattr(r, attr) for r in prows]
+            if ys and all(ys):
+                left.plot(xs, ys, style, color=colour, marker="o", label=f"{kind} {attr[:-2]}")
+        crows = sorted((r for r in conns if r.kind == kind), key=lambda r: r.connections)
+        if crows:
+            cx = [r.connections for r in crows]
+            opened = [r.open_cpu_ms_per_conn * r.connections / 1000 for r in crows]
+            idle = [max(1e-6, r.idle_cpu_us_per_conn_s * r.connections / 1e6) for r in crows]
+            right.plot(cx, opened, style, color="C0", marker="o", label=f"{kind} CPU to open them, s")
+            right.plot(cx, idle, style, color="C1", marker="o", label=f"{kind} idle CPU, s per s")
+    left.set(
+        xscale="log", yscale="log", xlabel="partitions", ylabel="seconds", title="Cost against partitions"
+    )
+    right.set(
+        xscale="log",
+        yscale="log",
+        xlabel="connections",
+        ylabel="broker CPU",
+        title="Cost against connections",
+    )
+    for ax in (left, right):
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m bench scale",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--partitions", default="1000,3000,10000", help="comma-separated partition counts")
+    ap.add_argument(
+        "--connections", default="1000,10000", help="comma-separated connection counts ('' skips)"
+    )
+    ap.add_argument("--producing", type=int, default=1000, help="connections producing at once")
+    ap.add_argument(
+        "--produce-rounds", type=int, default=20, help="Produce requests per producing connection"
+    )
+    ap.add_argument("--idle-seconds", type=float, default=10.0, help="idle window for the idle-CPU figure")
+    ap.add_argument("--brokers", default="hmb,tansu")
+    ap.add_argument(
+        "--consume-limit",
+        type=float,
+        default=180,
+        help="seconds the consumer may take to read every partition",
+    )
+    ap.add_argument(
+        "--out", type=Path, default=ROOT / "bench" / "results" / f"scale-{time.strftime('%Y-%m-%d')}"
+    )
+    args = ap.parse_args(argv)
+    raise_nofile()
+    kinds = [k for k in args.brokers.split(",") if k]
+    sizes = [int(x) for x in args.partitions.split(",") if x]
+    conn_sizes = [int(x) for x in args.connections.split(",") if x]
+    args.out.mkdir(parents=True, exist_ok=True)
+    parts: list[PartitionRow] = []
+    conns: list[ConnectionRow] = []
+    for n in sizes:
+        for kind in kinds:
+            print(f"partitions {n:,} on {kind} ...", file=sys.stderr, flush=True)
+            parts.append(measure_partitions(kind, n, args.consume_limit))
+            print(f"  {asdict(parts[-1])}", file=sys.stderr, flush=True)
+    for n in conn_sizes:
+        for kind in kinds:
+            print(f"connections {n:,} on {kind} ...", file=sys.stderr, flush=True)
+            conns.append(measure_connections(kind, n, args.producing, args.idle_seconds, args.produce_rounds))
+            print(f"  {asdict(conns[-1])}", file=sys.stderr, flush=True)
+    header = (
+        f"# Scale: cost against the size of the work\n\nMachine: {machine_info()}; "
+        f"{time.strftime('%Y-%m-%d %H:%M %Z')}; `python -m bench scale "
+        f"{' '.join(argv if argv is not None else sys.argv[1:])}`."
+    )
+    md = render(parts, conns, header)
+    (args.out / "report.md").write_text(md)
+    (args.out / "rows.json").write_text(
+        json.dumps(
+            {"partitions": [asdict(r) for r in parts], "connections": [asdict(r) for r in conns]}, indent=1
+        )
+    )
+    plot(parts, conns, args.out / "scale.png")
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
