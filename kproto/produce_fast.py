@@ -50,6 +50,7 @@ Produce response v0-v8::
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from kproto import ApiKey, Request
@@ -208,11 +209,13 @@ def encode_produce_response(
     responses: list[tuple[str, list[PartitionResult]]],
     *,
     throttle_time_ms: int = 0,
+    log_append_times: Mapping[tuple[str, int], int] | None = None,
 ) -> bytes:
     """The Produce response frame of ``version`` (size prefix included).
 
-    ``log_append_time_ms`` is -1 (CreateTime topics), per-record errors are
-    empty and the error message null: what this broker always answers.
+    ``log_append_time_ms`` (v2+) is the stamp ``log_append_times`` gives a
+    (topic, partition) of a LogAppendTime topic, else -1; per-record errors
+    are empty and the error message null: what this broker always answers.
     """
     out = bytearray(_I32_I32.pack(0, correlation_id))
     out += _I32.pack(len(responses))
@@ -222,12 +225,13 @@ def encode_produce_response(
         out += raw
         out += _I32.pack(len(partitions))
         for index, code, base, start in partitions:
+            stamp = log_append_times.get((name, index), -1) if log_append_times else -1
             if version >= 5:
-                out += _PARTITION_V5.pack(index, code, base, -1, start)
+                out += _PARTITION_V5.pack(index, code, base, stamp, start)
                 if version >= 8:
                     out += _V8_TAIL
             elif version >= 2:
-                out += _PARTITION_V2.pack(index, code, base, -1)
+                out += _PARTITION_V2.pack(index, code, base, stamp)
             else:
                 out += _PARTITION.pack(index, code, base)
     if version >= 1:

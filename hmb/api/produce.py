@@ -44,16 +44,17 @@ def _max_magic(version: int) -> int:
 
 async def _append_to(
     ctx: RequestContext, plog: PartitionLog, records: bytes | bytearray | None
-) -> tuple[int, int]:
+) -> tuple[int, int, int]:
+    """(error code, base offset, log append time or -1) of one partition's append."""
     if not records:
-        return _NONE, -1
+        return _NONE, -1, -1
     version = ctx.request.version
     try:
         info = await plog.append(records, max_magic=_max_magic(version))
     except LOG_ERRORS as exc:
         log_refusal(log, exc, f"append to {plog.topic}-{plog.partition}", ctx.peer)
-        return error_code(exc, ApiKey.PRODUCE, version), -1
-    return _NONE, info.base_offset
+        return error_code(exc, ApiKey.PRODUCE, version), -1, -1
+    return _NONE, info.base_offset, info.log_append_time
 
 
 def _denied(ctx: RequestContext) -> dict[str, int]:
@@ -79,6 +80,7 @@ async def handle(ctx: RequestContext) -> Reply:
     logs = ctx.logs
     denied = _denied(ctx)
     responses: list[tuple[str, list[PartitionResult]]] = []
+    append_times: dict[tuple[str, int], int] = {}  # LogAppendTime topics' stamps, for v2+ answers
     for topic in body.topic_data:
         partitions: list[PartitionResult] = []
         for pd in topic.partition_data:
@@ -91,9 +93,11 @@ async def handle(ctx: RequestContext) -> Reply:
             elif (plog := logs.get(topic.name, pd.index)) is None:
                 code, base = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
             else:
-                code, base = await _append_to(ctx, plog, pd.records)
+                code, base, append_time = await _append_to(ctx, plog, pd.records)
                 if code == _NONE:
                     start = plog.log_start_offset
+                    if append_time >= 0:
+                        append_times[(topic.name, pd.index)] = append_time
             partitions.append((pd.index, code, base, start))
         responses.append((topic.name, partitions))
     if acks == 0:
@@ -107,4 +111,6 @@ async def handle(ctx: RequestContext) -> Reply:
             # Kafka closes the socket: with acks=0 that is the producer's only sign of failure.
             raise CloseConnection(f"produce with acks=0 failed: {failed[:3]}")
         return NO_RESPONSE
-    return encode_produce_response(request.version, request.correlation_id, responses)
+    return encode_produce_response(
+        request.version, request.correlation_id, responses, log_append_times=append_times
+    )

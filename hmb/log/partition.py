@@ -53,6 +53,7 @@ from hmb.mvar import MVar
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
 from kproto.records.entry import MAGIC_OFFSET
+from kproto.records.log_append_time import stamp_log_append_time
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class AppendInfo(NamedTuple):
     last_offset: int
     count: int  # type: ignore[assignment]  # shadows tuple.count; the name is the API
     duplicate: bool = False  # an idempotent producer's retry: already in the log at these offsets
+    log_append_time: int = -1  # the broker's stamp in ms (LogAppendTime topics), else -1
 
 
 @dataclass
@@ -309,11 +311,17 @@ class PartitionLog:
                         f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused"
                     )
         buf = result.buf
+        max_timestamp = result.max_timestamp
+        append_time = -1
+        if self.config.message_timestamp_type == "LogAppendTime":
+            append_time = max_timestamp = int(self.wall() * 1000)
+            buf = buf if isinstance(buf, bytearray) else bytearray(buf)
+            stamp_log_append_time(buf, append_time)
         if seg.size and (seg.size + len(buf) > self.config.segment_bytes or seg.index_full or self._aged()):
             seg = await self._roll(base)
         elif self._active_since is None:
             self._active_since = self.wall()
-        seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), result.max_timestamp))
+        seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), max_timestamp))
         for b in idempotent:
             self.producers.record(
                 b.producer_id,
@@ -328,7 +336,7 @@ class PartitionLog:
             await trio.to_thread.run_sync(seg.flush)
             state.unflushed_messages = 0
             state.last_flush = time.monotonic()
-        return AppendInfo(base, result.last_offset, result.count)
+        return AppendInfo(base, result.last_offset, result.count, False, append_time)
 
     def max_producer_id(self) -> int:
         """The highest producer id this partition's recent batches carry (-1: none)."""

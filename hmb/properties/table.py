@@ -320,7 +320,6 @@ PROPERTIES: tuple[Property, ...] = (
         attr="message_timestamp_type",
         topic="message.timestamp.type",
         choices=("CreateTime", "LogAppendTime"),
-        acted_on=False,
     ),
     Property(
         "compression.type",

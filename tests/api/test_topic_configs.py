@@ -2,8 +2,9 @@
 
 A topic created with ``retention.bytes``, ``segment.bytes`` or
 ``max.message.bytes`` obeys its own values while other topics keep the
-broker's defaults; the settings survive a restart; a change takes effect
-without one; a bad setting (unknown, malformed, null, out of range) is
+broker's defaults; ``message.timestamp.type=LogAppendTime`` stamps appends
+with the broker's clock; the settings survive a restart; a change takes
+effect without one; a bad setting (unknown, malformed, null, out of range) is
 INVALID_CONFIG and nothing is created.
 """
 
@@ -11,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import kafka.record as kafka_records
 import pytest
 
 from hmb.config import ConfigError
 from kproto import ErrorCode
 
-from .bodies import batch, create, partitions_of, produce_one, spec
+from .bodies import batch, create, fetch_one, partitions_of, produce_one, spec
 from .harness import InProcessBroker
 
 
@@ -120,3 +122,26 @@ async def test_validate_only_checks_settings_and_stores_nothing(broker: InProces
     assert got.error_code == ErrorCode.NONE
     assert await partitions_of(broker, "dry") is None
     assert broker.broker.logs.topic_configs.overrides("dry") == {}
+
+
+async def test_log_append_time_stamps_appends_on_the_brokers_clock(broker: InProcessBroker) -> None:
+    got = await create(
+        broker, 4, with_configs("stamped", message_timestamp_type="LogAppendTime"), spec("own")
+    )
+    assert {n: t.error_code for n, t in got.items()} == {"stamped": 0, "own": 0}
+    clock = broker.broker.clock
+    first = await produce_one(broker, "stamped", batch([b"a"], timestamps=[1_000]))
+    assert first.error_code == 0 and abs(first.log_append_time_ms - clock.wall_ms()) < 5_000
+    clock.advance(3600)  # an hour later, by the broker's clock
+    second = await produce_one(broker, "stamped", batch([b"b"], timestamps=[2_000]))
+    assert second.log_append_time_ms - first.log_append_time_ms >= 3_600_000
+    own = await produce_one(broker, "own", batch([b"c"], timestamps=[3_000]))
+    assert own.log_append_time_ms == -1  # CreateTime: the producer's timestamp stays
+    fetched = await fetch_one(broker, "stamped", 0)
+    stamped = [r for b in kafka_records.MemoryRecords(bytes(fetched.records)) for r in b]
+    assert [(r.value, r.timestamp) for r in stamped] == [
+        (b"a", first.log_append_time_ms),
+        (b"b", second.log_append_time_ms),
+    ]
+    kept = await fetch_one(broker, "own", 0)
+    assert [r.timestamp for b in kafka_records.MemoryRecords(bytes(kept.records)) for r in b] == [3_000]

@@ -150,14 +150,16 @@ def test_settings_not_acted_on_are_accepted_with_a_warning(caplog: pytest.LogCap
     caplog.set_level(logging.WARNING, logger="hmb.config")
     props = {
         "log.cleanup.policy": "compact",
+        "compression.type": "zstd",
         "log.message.timestamp.type": "LogAppendTime",
         "log.roll.hours": "1",
     }
     cfg = from_properties(props)
     assert cfg.log.cleanup_policy == ("compact",) and cfg.log.segment_ms == 3_600_000
     [warning] = [r.getMessage() for r in caplog.records]
-    assert "log.cleanup.policy=compact" in warning and "log.message.timestamp.type=LogAppendTime" in warning
+    assert "log.cleanup.policy=compact" in warning and "compression.type=zstd" in warning
     assert "log.roll.ms" not in warning  # acted on: segment.ms rolls segments by age
+    assert "log.message.timestamp.type" not in warning  # acted on: the broker stamps appends
     caplog.clear()
     from_properties({"log.cleanup.policy": "delete", "compression.type": "producer"})
     assert not caplog.records  # the default is what hmb does: nothing to warn about
