@@ -51,3 +51,39 @@ def group_allowed(ctx: RequestContext, operation: Operation, group_id: str) -> b
 def may_create_topic(ctx: RequestContext, name: str) -> bool:
     """Create on the cluster, or on the topic itself (Kafka accepts either)."""
     return cluster_allowed(ctx, Operation.CREATE) or allowed(ctx, Operation.CREATE, ResourceType.TOPIC, name)
+
+
+#: What each resource type can be asked about (Kafka's supported operations per type):
+#: the bits of an "authorized operations" field (KIP-430) are drawn from these.
+SUPPORTED_OPERATIONS = {
+    ResourceType.TOPIC: (
+        Operation.READ,
+        Operation.WRITE,
+        Operation.CREATE,
+        Operation.DELETE,
+        Operation.ALTER,
+        Operation.DESCRIBE,
+        Operation.DESCRIBE_CONFIGS,
+        Operation.ALTER_CONFIGS,
+    ),
+    ResourceType.GROUP: (Operation.READ, Operation.DESCRIBE, Operation.DELETE),
+    ResourceType.CLUSTER: (
+        Operation.CREATE,
+        Operation.CLUSTER_ACTION,
+        Operation.DESCRIBE_CONFIGS,
+        Operation.ALTER_CONFIGS,
+        Operation.IDEMPOTENT_WRITE,
+        Operation.ALTER,
+        Operation.DESCRIBE,
+    ),
+}
+
+#: The "authorized operations" value when the client did not ask for it (Kafka's INT32_MIN).
+OPERATIONS_NOT_ASKED = -(2**31)
+
+
+def authorized_operations(ctx: RequestContext, resource_type: ResourceType, name: str) -> int:
+    """KIP-430's bit field: bit ``op`` set for each operation this connection may do to the resource."""
+    return sum(
+        1 << int(op) for op in SUPPORTED_OPERATIONS[resource_type] if allowed(ctx, op, resource_type, name)
+    )

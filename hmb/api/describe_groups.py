@@ -3,22 +3,21 @@
 Kafka's summary rules: member metadata, assignments and the protocol name
 are shown only for a Stable group; an unknown group is answered with error
 NONE and state "Dead" (v0-5), a group known only from committed offsets as
-"Empty".  v3+ authorized operations are INT32_MIN ("not requested or not
-known"): there are no ACLs here.
+"Empty".  v3+ authorized operations: when asked, KIP-430's bit field of
+what the connection may do to the group (from the authoriser; every group
+operation without one), else INT32_MIN.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hmb.api.authz import group_allowed
+from hmb.api.authz import OPERATIONS_NOT_ASKED, authorized_operations, group_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.groups.coordinator import GroupState
-from hmb.security.acl import Operation
+from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
-
-AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 
 def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
@@ -29,7 +28,7 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         "protocol_type": "",
         "protocol_data": "",
         "members": [],
-        "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "authorized_operations": OPERATIONS_NOT_ASKED,
     }
     if not group_allowed(ctx, Operation.DESCRIBE, group_id):
         out.update(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_state="")
@@ -61,7 +60,11 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
 
 @handles(ApiKey.DESCRIBE_GROUPS, versions=(0, 4))
 async def handle(ctx: RequestContext) -> Reply:
-    return {
-        "throttle_time_ms": 0,
-        "groups": [_describe(ctx, group_id) for group_id in ctx.request.body.groups],
-    }
+    body = ctx.request.body
+    groups = []
+    for group_id in body.groups:
+        out = _describe(ctx, group_id)
+        if body.get("include_authorized_operations") and out["error_code"] == ErrorCode.NONE:
+            out["authorized_operations"] = authorized_operations(ctx, ResourceType.GROUP, group_id)
+        groups.append(out)
+    return {"throttle_time_ms": 0, "groups": groups}

@@ -10,22 +10,23 @@ client allows it too (``allow_auto_topic_creation``).
 This broker is the controller (v1+), has no rack (null), keeps its cluster
 id in ``meta.properties`` so it survives restarts (v2+), has no offline
 replicas (v5+), answers leader epoch -1 (v7+: an epoch that moved would send
-clients to OffsetForLeaderEpoch; docs/client-quirks.md, "Leader epochs") and
-authorized operations "not asked for" (v8: Kafka's INT32_MIN).
+clients to OffsetForLeaderEpoch; docs/client-quirks.md, "Leader epochs") and,
+when the client asks (v8+), the operations the connection may do to each
+topic and to the cluster as KIP-430's bit fields, from the authoriser (every
+operation without one); INT32_MIN when not asked.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hmb.api.authz import may_create_topic, topics_allowed
+from hmb.api.authz import OPERATIONS_NOT_ASKED, authorized_operations, may_create_topic, topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.log.manager import InvalidTopicError, validate_topic_name
-from hmb.security.acl import Operation
+from hmb.security.acl import CLUSTER_NAME, Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 INTERNAL_TOPICS = frozenset({"__consumer_offsets"})  # Kafka's, and where hmb keeps commits
 
 
@@ -44,13 +45,15 @@ def _partitions(node: int, count: int) -> list[dict[str, Any]]:
     ]
 
 
-def _topic(name: str, error_code: int, partitions: list[dict[str, Any]]) -> dict[str, Any]:
+def _topic(
+    name: str, error_code: int, partitions: list[dict[str, Any]], operations: int = OPERATIONS_NOT_ASKED
+) -> dict[str, Any]:
     return {
         "error_code": error_code,
         "name": name,
         "is_internal": name in INTERNAL_TOPICS,
         "partitions": partitions,
-        "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "topic_authorized_operations": operations,
     }
 
 
@@ -94,7 +97,10 @@ async def handle(ctx: RequestContext) -> Reply:
                 topics.append(_topic(name, ErrorCode.LEADER_NOT_AVAILABLE, []))
                 continue
             logs = services.logs.create_topic(name, cfg.num_partitions)
-        topics.append(_topic(name, ErrorCode.NONE, _partitions(node, len(logs))))
+        operations = OPERATIONS_NOT_ASKED
+        if body.get("include_topic_authorized_operations"):
+            operations = authorized_operations(ctx, ResourceType.TOPIC, name)
+        topics.append(_topic(name, ErrorCode.NONE, _partitions(node, len(logs)), operations))
     adv = services.advertised(ctx.session.listener)
     return {
         "throttle_time_ms": 0,
@@ -102,5 +108,7 @@ async def handle(ctx: RequestContext) -> Reply:
         "cluster_id": services.logs.cluster_id,
         "controller_id": node,
         "topics": topics,
-        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "cluster_authorized_operations": authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+        if body.get("include_cluster_authorized_operations")
+        else OPERATIONS_NOT_ASKED,
     }

@@ -1,7 +1,8 @@
 """DescribeGroups v0-v4 in process: state, protocol and members, as kafka-consumer-groups shows them.
 
-v1 adds throttle_time_ms, v3 authorized operations (INT32_MIN: no ACLs
-here), v4 the members' group instance id (null for dynamic members).
+v1 adds throttle_time_ms, v3 authorized operations (KIP-430: with no
+authoriser every group operation, Read, Describe and Delete), v4 the
+members' group instance id (null for dynamic members).
 Kafka's summary rules: metadata and assignments only for a Stable group; an
 unknown group is NONE and "Dead"; a group known only from committed offsets
 is "Empty".
@@ -49,7 +50,11 @@ async def test_describe_groups_per_version(group_broker: InProcessBroker, group:
         if version >= 1:
             assert resp.throttle_time_ms == 0
         if version >= 3:
-            assert stable.authorized_operations == INT32_MIN
+            assert stable.authorized_operations == (1 << 3) | (1 << 6) | (1 << 8)  # Read, Delete, Describe
+            unasked = await b.request(
+                DESCRIBE, version, {"groups": [group], "include_authorized_operations": False}
+            )
+            assert unasked.groups[0].authorized_operations == INT32_MIN
         if version >= 4:
             assert m.group_instance_id is None
 

@@ -64,8 +64,20 @@ async def test_metadata_fields_per_version(broker: InProcessBroker, version: int
     if version >= 3:
         assert resp.throttle_time_ms == 0
     if version >= 8:
-        assert t.topic_authorized_operations == -(2**31)
+        assert t.topic_authorized_operations == -(2**31)  # not asked for
         assert resp.cluster_authorized_operations == -(2**31)
+        asked = {
+            "topics": [{"name": t.name}],
+            "allow_auto_topic_creation": False,
+            "include_cluster_authorized_operations": True,
+            "include_topic_authorized_operations": True,
+        }
+        answer = await broker.request(METADATA, version, asked)
+        # KIP-430 with no authoriser: every operation a topic and the cluster support
+        assert answer.topics[0].topic_authorized_operations == sum(
+            1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11)
+        )
+        assert answer.cluster_authorized_operations == sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
 async def test_all_topics_vs_no_topics(broker: InProcessBroker) -> None:

@@ -122,6 +122,28 @@ async def test_metadata_lists_only_describable_topics(secured: InProcessBroker) 
     assert "new-one" not in b.broker.logs.topics  # no auto-creation without Create
 
 
+async def test_authorized_operations_are_what_the_acls_allow(secured: InProcessBroker) -> None:
+    """KIP-430: Metadata and DescribeGroups report the operations this principal may do."""
+    b = secured
+    await _topic(b, "readable")
+    await grant(
+        b,
+        acl(ResourceType.TOPIC, "readable", "User:alice", Operation.READ),
+        acl(ResourceType.GROUP, "g", "User:alice", Operation.READ),
+    )
+    alice = as_user("alice")
+    body = {**metadata_body("readable"), "include_topic_authorized_operations": True}
+    body["include_cluster_authorized_operations"] = True
+    md = await b.request(ApiKey.METADATA, 8, body, session=alice)
+    read, describe = 1 << Operation.READ, 1 << Operation.DESCRIBE  # Read implies Describe
+    assert md.topics[0].topic_authorized_operations == read | describe
+    assert md.cluster_authorized_operations == 0
+    groups = await b.request(
+        ApiKey.DESCRIBE_GROUPS, 4, {"groups": ["g"], "include_authorized_operations": True}, session=alice
+    )
+    assert groups.groups[0].authorized_operations == read | describe
+
+
 async def test_create_and_delete_topics_need_their_acls(secured: InProcessBroker) -> None:
     b = secured
     alice = as_user("alice")
