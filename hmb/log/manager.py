@@ -37,6 +37,7 @@ from pathlib import Path
 
 import trio
 
+from hmb.log import start_offsets
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.limits import check_open_files
 from hmb.log.meta import ProducerIdManager, load_cluster_id
@@ -155,6 +156,7 @@ class LogManager:
                 found.setdefault(topic, {})[int(part)] = sub
         started = time.monotonic()
         self.topic_configs.load(found)
+        moved_starts = {key: start for d in self.log_dirs for key, start in start_offsets.read(d).items()}
         clean = len(clean_dirs) == len(self.log_dirs)
         check_open_files(sum(len(parts) for parts in found.values()))
         for topic, parts in sorted(found.items()):
@@ -170,6 +172,7 @@ class LogManager:
                 plog = PartitionLog.open(
                     directory, topic, p, self.config_of(topic), clean=was_clean, lazy=clean
                 )
+                plog.deleted_before = moved_starts.get((topic, p), 0)
                 logs.append(self._clocked(plog))
                 self._count(plog, 1)
             self.topics[topic] = logs
@@ -357,6 +360,9 @@ class LogManager:
         finally:
             self.deleting.discard(topic)
         self.topic_configs.remove(topic)
+        for log_dir in {plog.directory.parent for plog in logs if plog.deleted_before > 0}:
+            # its moved starts must not reach a topic created later under the same name
+            self._write_start_offsets(log_dir)
         await trio.to_thread.run_sync(_remove_all, doomed)
         log.info("deleted topic %s (%d partition(s))", topic, len(logs))
 
@@ -394,8 +400,25 @@ class LogManager:
             for plog in timed:
                 await plog.flush(only_if_due=True)
 
+    async def delete_records(self, plog: PartitionLog, before: int) -> int:
+        """Delete ``plog``'s records below ``before`` and record its new start durably."""
+        start = await plog.delete_records(before)
+        await trio.to_thread.run_sync(self._write_start_offsets, plog.directory.parent)
+        return start
+
+    def _write_start_offsets(self, log_dir: Path) -> None:
+        """Rewrite ``log_dir``'s log-start-offset-checkpoint from its partitions' moved starts."""
+        moved = [
+            (plog.topic, plog.partition, plog.deleted_before)
+            for plog in self.all_logs()
+            if plog.deleted_before > 0 and plog.directory.parent == log_dir
+        ]
+        start_offsets.write(log_dir, moved)
+
     def close(self) -> None:
         """Flush and close everything, then mark the shutdown clean."""
+        for d in self.log_dirs:
+            self._write_start_offsets(d)
         for plog in self.all_logs():
             plog.close()
         for d in self.log_dirs:

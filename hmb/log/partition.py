@@ -98,6 +98,8 @@ class PartitionLog:
         self._waited = False  # whether _appended was handed out since it was last replaced
         self.producers = ProducerStateManager()
         self.deleted = False
+        #: where DeleteRecords moved the log's start (0: the first segment's base decides)
+        self.deleted_before = 0
         self.wall: Callable[[], float] = time.time  # the broker's clock (hmb.clock), set by the manager
         self._active_since: float | None = None  # segment.ms: the active segment's first append
 
@@ -224,7 +226,8 @@ class PartitionLog:
 
     @property
     def log_start_offset(self) -> int:
-        return self.segments.first.base_offset
+        """The first offset a reader may ask for: the first segment's, or where records were deleted."""
+        return max(self.segments.first.base_offset, self.deleted_before)
 
     @property
     def high_watermark(self) -> int:
@@ -500,6 +503,33 @@ class PartitionLog:
                 self.log_start_offset,
             )
         return deleted
+
+    async def delete_records(self, before: int) -> int:
+        """Delete every record below ``before`` (DeleteRecords); returns the new log start offset.
+
+        ``-1`` means the high watermark.  The start moves to ``before`` (never
+        back), whole segments below it are deleted (never the active one) and a
+        record below the start is no longer read.  An offset beyond the high
+        watermark raises :class:`OffsetOutOfRangeError` and changes nothing.
+        The caller persists the new start (the log dir's checkpoint).
+        """
+        async with self._state.modify():
+            if self.deleted:
+                raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
+            hw = self.high_watermark
+            target = hw if before == -1 else before
+            if not 0 <= target <= hw:
+                raise OffsetOutOfRangeError(
+                    f"cannot delete records below {before}: {self.topic}-{self.partition} ends at {hw}"
+                )
+            if target <= self.log_start_offset:
+                return self.log_start_offset
+            self.deleted_before = target
+            while len(self.segments) > 1 and self.segments.peekitem(1)[0] <= target:
+                _base, seg = self.segments.popitem(0)
+                seg.delete()
+        log.info("deleted records of %s-%d below %d", self.topic, self.partition, target)
+        return self.log_start_offset
 
     async def delete(self) -> None:
         """Refuse further appends, wake waiting fetches and close every file (DeleteTopics).
