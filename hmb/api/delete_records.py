@@ -34,7 +34,7 @@ async def handle(ctx: RequestContext) -> Reply:
     for topic in body.topics:
         partitions = []
         for p in topic.partitions:
-            low, code = -1, ErrorCode.NONE
+            low, code = -1, int(ErrorCode.NONE)
             plog = ctx.logs.get(topic.name, p.partition_index)
             if topic.name not in deletable:
                 code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
