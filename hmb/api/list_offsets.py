@@ -1,14 +1,23 @@
-"""ListOffsets v0-v5 (Kafka 0.8 "Offsets"): offsets by time.
+"""ListOffsets v0-v11 (Kafka 0.8 "Offsets"): offsets by time.
 
 v0 is Kafka 0.8's ``getOffsetsBefore``: up to ``max_num_offsets`` segment
 start offsets at or before a time, newest first.  From v1 each partition
-gets one answer: for -1 (latest) the log end offset, for -2 (earliest) the
-log start offset, otherwise the first offset whose record timestamp is at
-or after the time (offset and timestamp -1 when there is none, as Kafka
-answers).  The v2+ isolation level changes nothing here: without
-transactions the last stable offset is the log end offset.  v4+ leader
-epochs are -1: clients that see an epoch move go and ask
-OffsetForLeaderEpoch, which this broker does not serve.
+gets one answer, by the special timestamps Kafka defines:
+
+    -1 latest              the log end offset
+    -2 earliest            the log start offset (DeleteRecords moves it)
+    -3 max timestamp (v7+) the first record with the largest timestamp, and that timestamp
+    -4 earliest local (v8+) the log start offset: every segment is local here
+    -5 latest tiered (v9+) offset and timestamp -1: nothing is tiered here
+    -6 earliest pending upload (v11+) offset and timestamp -1, likewise
+
+and any time >= 0 the first offset whose record timestamp is at or after it
+(offset and timestamp -1 when there is none, as Kafka answers).  A special
+timestamp the request's version does not know is INVALID_REQUEST.  The v2+
+isolation level changes nothing here: without transactions the last stable
+offset is the log end offset.  v4+ leader epochs are -1: clients that see an
+epoch move go and ask OffsetForLeaderEpoch.  v6+ are flexible; v10's
+``timeout_ms`` needs nothing: every answer is local.
 """
 
 from __future__ import annotations
@@ -23,22 +32,32 @@ from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
+MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -3, -4, -5, -6
+#: the special timestamps each version knows, beyond latest (-1) and earliest (-2)
+SINCE = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9, EARLIEST_PENDING_UPLOAD: 11}
 
-async def _one_offset(plog: PartitionLog, timestamp: int) -> tuple[int, int, int]:
+
+async def _one_offset(plog: PartitionLog, timestamp: int, version: int) -> tuple[int, int, int]:
     """``(error_code, timestamp, offset)`` of a v1+ lookup."""
     if timestamp == LATEST_TIMESTAMP:
         return ErrorCode.NONE, -1, plog.high_watermark
     if timestamp == EARLIEST_TIMESTAMP:
         return ErrorCode.NONE, -1, plog.log_start_offset
-    if timestamp < 0:
-        return ErrorCode.INVALID_REQUEST, -1, -1  # -3 (max timestamp) and others come with v7+
-    match = await plog.offset_for_timestamp(timestamp)
+    if timestamp < 0 and version < SINCE.get(timestamp, 2**15):
+        return ErrorCode.INVALID_REQUEST, -1, -1
+    if timestamp == EARLIEST_LOCAL:
+        return ErrorCode.NONE, -1, plog.log_start_offset
+    if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+        return ErrorCode.NONE, -1, -1
+    match = await (
+        plog.offset_of_max_timestamp() if timestamp == MAX_TIMESTAMP else plog.offset_for_timestamp(timestamp)
+    )
     if match is None:
         return ErrorCode.NONE, -1, -1
     return ErrorCode.NONE, match.timestamp, match.offset
 
 
-@handles(ApiKey.LIST_OFFSETS, versions=(0, 5))
+@handles(ApiKey.LIST_OFFSETS, versions=(0, 11))
 async def handle(ctx: RequestContext) -> Reply:
     version = ctx.request.version
     topics = []
@@ -63,7 +82,7 @@ async def handle(ctx: RequestContext) -> Reply:
                 answer["old_style_offsets"] = plog.offsets_before(p.timestamp, p.max_num_offsets)
             else:
                 answer["error_code"], answer["timestamp"], answer["offset"] = await _one_offset(
-                    plog, p.timestamp
+                    plog, p.timestamp, version
                 )
             partitions.append(answer)
         topics.append({"name": topic.name, "partitions": partitions})

@@ -48,7 +48,7 @@ from hmb.log.region import FileRegion
 from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
 from hmb.log.segment_map import SegmentMap
-from hmb.log.time_lookup import TimestampMatch, find_in_segments
+from hmb.log.time_lookup import TimestampMatch, find_in_segments, segment_max_timestamp
 from hmb.mvar import MVar
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
@@ -469,6 +469,21 @@ class PartitionLog:
             segments = [stack.enter_context(seg.pinned()) for seg in list(self.segments.values())]
             start = self.log_start_offset
             return await trio.to_thread.run_sync(find_in_segments, segments, timestamp, start)
+
+    async def offset_of_max_timestamp(self) -> TimestampMatch | None:
+        """The first record with the largest timestamp in the log (ListOffsets' MAX_TIMESTAMP).
+
+        None when no record carries a timestamp (an empty log, or only magic 0).
+        """
+        with contextlib.ExitStack() as stack:
+            segments = [stack.enter_context(seg.pinned()) for seg in list(self.segments.values())]
+            start = self.log_start_offset
+
+            def walk() -> TimestampMatch | None:
+                largest = max((segment_max_timestamp(seg) for seg in segments), default=-1)
+                return None if largest < 0 else find_in_segments(segments, largest, start)
+
+            return await trio.to_thread.run_sync(walk)
 
     # ---------------------------------------------------------------- retention
 

@@ -1,8 +1,10 @@
-"""ListOffsets v0-v5 in process: offsets by time, at every version boundary.
+"""ListOffsets v0-v11 in process: offsets by time, at every version boundary.
 
 v0 answers a list of segment start offsets (``max_num_offsets``); v1 one
 offset and its timestamp; v2 adds the isolation level and throttle_time_ms
-(nothing changes without transactions); v4 leader epochs (-1 here).  What
+(nothing changes without transactions); v4 leader epochs (-1 here); v6 is
+flexible; v7 the max-timestamp lookup (-3), v8 earliest local (-4), v9
+latest tiered (-5), v10 a timeout, v11 earliest pending upload (-6).  What
 can fail: latest/earliest confused, a time lookup off by one record or one
 segment, a field missing at some version.
 """
@@ -26,6 +28,7 @@ async def list_offsets(
     body = {
         "replica_id": -1,
         "isolation_level": 1,
+        "timeout_ms": 1000,
         "topics": [
             {
                 "name": topic,
@@ -53,7 +56,7 @@ async def test_list_offsets_versions(broker: InProcessBroker) -> None:
     )
     v0 = (await list_offsets(broker, topic, -1, 0)).topics[0].partitions[0]
     assert list(v0.old_style_offsets) == [6]
-    for version in range(1, 6):
+    for version in range(1, 12):
         resp = await list_offsets(broker, topic, -1, version)
         p = resp.topics[0].partitions[0]
         assert (p.error_code, p.offset, p.timestamp) == (0, 6, -1)
@@ -77,9 +80,23 @@ async def test_list_offsets_versions(broker: InProcessBroker) -> None:
     assert (after.error_code, after.offset, after.timestamp) == (0, -1, -1)
     unknown = (await list_offsets(broker, topic, -1, 5, partition=9)).topics[0].partitions[0]
     assert unknown.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    # -3 (max timestamp) and other negative times come with v7+: not here
-    other = (await list_offsets(broker, topic, -3, 5)).topics[0].partitions[0]
-    assert (other.error_code, other.offset) == (ErrorCode.INVALID_REQUEST, -1)
+    # the special timestamps, each from the version that defines it
+    special = {-3: (7, (0, 5, base + 50)), -4: (8, (0, 0, -1)), -5: (9, (0, -1, -1)), -6: (11, (0, -1, -1))}
+    for timestamp, (since, answer) in special.items():
+        early = (await list_offsets(broker, topic, timestamp, since - 1)).topics[0].partitions[0]
+        assert (early.error_code, early.offset) == (ErrorCode.INVALID_REQUEST, -1), timestamp
+        p = (await list_offsets(broker, topic, timestamp, since)).topics[0].partitions[0]
+        assert (p.error_code, p.offset, p.timestamp) == answer, timestamp
+
+
+async def test_max_timestamp_is_the_first_record_with_the_largest_time(broker: InProcessBroker) -> None:
+    base = 1_800_000_000_000
+    await produce_one(broker, "late", batch([b"a", b"b", b"c"], timestamps=[base, base + 90, base + 10]))
+    await produce_one(broker, "late", batch([b"d"], timestamps=[base + 90]))  # equal: the first one wins
+    p = (await list_offsets(broker, "late", -3, 7)).topics[0].partitions[0]
+    assert (p.offset, p.timestamp) == (1, base + 90)
+    empty = await list_offsets(broker, "empty-topic", -3, 11, partition=0)
+    assert empty.topics[0].partitions[0].error_code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 0)
 
 
 async def test_list_offsets_v0_segment_starts(make_broker: Any) -> None:
