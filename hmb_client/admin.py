@@ -52,6 +52,7 @@ from hmb_client.admin_types import (
     ListOffsetsResult,
     LogDirDescription,
     NewTopic,
+    Node,
 )
 from hmb_client.cluster import Cluster, ClusterConfig, TopicInfo, parse_bootstrap, uses_api_versions
 from hmb_client.connection import BrokerConnection
@@ -211,6 +212,10 @@ class Admin:
     def topic_names(self, include_internal: bool = False) -> set[str]:
         """The topic names only (one Metadata request; cheaper than :meth:`list_topics`)."""
         return self._run(self._names, include_internal)
+
+    def brokers(self) -> list[Node]:
+        """The brokers the cluster metadata lists, by id."""
+        return self._run(self._brokers)
 
     # ---------------------------------------------------------------- configs and topic shape
 
@@ -420,6 +425,10 @@ class Admin:
         if self._cluster.controller >= 0:
             return await self._cluster.connection(self._cluster.controller)
         return await self._cluster.any_connection(self._timeout_s)
+
+    async def _brokers(self) -> list[Node]:
+        await self._cluster.refresh(None, deadline_s=self._timeout_s, allow_auto_create=False)
+        return [Node(n, host, port) for n, (host, port) in sorted(self._cluster.nodes.items())]
 
     async def _create_many(
         self, new_topics: list[NewTopic], validate_only: bool, timeout_s: float
