@@ -135,6 +135,9 @@ def _resources(admin: Admin, kind: str, name: str | None) -> list[ConfigResource
     from hmb_client.admin_types import ConfigResource
 
     if kind == "topics":
+        existing = admin.topic_names(include_internal=True)
+        if name is not None and name not in existing:
+            raise CliError(f"topic {name!r} does not exist; see 'hmb topics list'")
         names = [name] if name is not None else sorted(admin.topic_names())
         return [ConfigResource.topic(n) for n in names]
     if name is not None:
@@ -226,8 +229,7 @@ def run_alter(ns: argparse.Namespace) -> int:
     ops = [AlterConfigOp(k, AlterConfigOpType.SET, v) for k, v in added.items()]
     ops += [AlterConfigOp(k, AlterConfigOpType.DELETE) for k in deleted]
     with open_admin(ns) as admin:
-        if kind == "topics" and name not in admin.topic_names():
-            raise CliError(f"topic {name!r} does not exist; see 'hmb topics list'")
+        _resources(admin, kind, name)  # a missing topic is named before anything changes
         try:
             admin.incremental_alter_configs({resource: ops})
         except UnsupportedVersionError:

@@ -240,7 +240,9 @@ def _offset_rows(admin: Admin, desc: GroupDescription) -> list[dict[str, Any]]:
     committed = admin.list_consumer_group_offsets(desc.group_id)
     owner = {tp: m for m in desc.members for tp in m.assignment}
     partitions = sorted(set(committed) | set(owner))
-    ends = admin.list_offsets(dict.fromkeys(partitions, OffsetSpec.LATEST)) if partitions else {}
+    existing = admin.topic_names(include_internal=True)  # a deleted topic's offsets show without a log end
+    alive = [tp for tp in partitions if tp.topic in existing]
+    ends = admin.list_offsets(dict.fromkeys(alive, OffsetSpec.LATEST)) if alive else {}
     rows = []
     for tp in partitions:
         current = committed[tp].offset if tp in committed else None
