@@ -53,6 +53,7 @@ from hmb_client.admin_types import (
     LogDirDescription,
     NewTopic,
     Node,
+    ProducerState,
 )
 from hmb_client.cluster import Cluster, ClusterConfig, TopicInfo, parse_bootstrap, uses_api_versions
 from hmb_client.connection import BrokerConnection
@@ -295,6 +296,12 @@ class Admin:
         Returns each partition's new low watermark (its log start offset).
         """
         return self._run(admin_log.delete_records, self._cluster, before, timeout_s)
+
+    def describe_producers(
+        self, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, list[ProducerState]]:
+        """The idempotent and transactional producers each partition keeps state for."""
+        return self._run(admin_log.describe_producers, self._cluster, partitions, self._timeout_s)
 
     def describe_log_dirs(self, broker_ids: list[int] | None = None) -> dict[int, list[LogDirDescription]]:
         """Log directories per broker (all brokers by default) and each partition's size in them."""

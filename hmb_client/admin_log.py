@@ -1,5 +1,6 @@
 """Partitions' logs and the cluster for the admin client: ListOffsets (by time
-and the special times), DeleteRecords, DescribeLogDirs, DescribeCluster.
+and the special times), DeleteRecords, DescribeProducers, DescribeLogDirs,
+DescribeCluster.
 
 Rules of this module: every function runs in the admin's I/O thread; what
 concerns a partition goes to its leader, a log directory question to each
@@ -20,6 +21,7 @@ from hmb_client.admin_types import (
     LogDirDescription,
     Node,
     OffsetSpec,
+    ProducerState,
     ReplicaInfo,
 )
 from hmb_client.cluster import Cluster
@@ -124,6 +126,42 @@ async def delete_records(
                         f"{offsets[TopicPartition(t.name, p.partition_index)]}"
                     )
                 out[TopicPartition(t.name, p.partition_index)] = p.low_watermark
+    return dict(sorted(out.items()))
+
+
+async def describe_producers(
+    cluster: Cluster, partitions: Iterable[TopicPartition], timeout_s: float
+) -> dict[TopicPartition, list[ProducerState]]:
+    """The producers with state on each partition (idempotent or transactional), from its leader."""
+    out: dict[TopicPartition, list[ProducerState]] = {}
+    for leader, tps in (await _by_leader(cluster, partitions, timeout_s)).items():
+        conn = await cluster.connection(leader)
+        by_topic: dict[str, list[int]] = {}
+        for tp in tps:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        response = await conn.request(
+            ApiKey.DESCRIBE_PRODUCERS,
+            conn.pick(ApiKey.DESCRIBE_PRODUCERS),
+            {"topics": [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]},
+        )
+        for t in response.topics:
+            for p in t.partitions:
+                if p.error_code:
+                    detail = p.error_message or ""
+                    raise error_for(p.error_code)(
+                        f"describing the producers of {t.name}-{p.partition_index} {detail}".rstrip()
+                    )
+                out[TopicPartition(t.name, p.partition_index)] = [
+                    ProducerState(
+                        s.producer_id,
+                        s.producer_epoch,
+                        s.last_sequence,
+                        s.last_timestamp,
+                        s.coordinator_epoch,
+                        s.current_txn_start_offset,
+                    )
+                    for s in p.active_producers
+                ]
     return dict(sorted(out.items()))
 
 

@@ -175,6 +175,17 @@ class LogDirDescription(NamedTuple):
     usable_bytes: int = -1  # v4+
 
 
+class ProducerState(NamedTuple):
+    """An idempotent or transactional producer active on a partition (DescribeProducers)."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp: int
+    coordinator_epoch: int
+    current_transaction_start_offset: int  # -1: no open transaction
+
+
 class OffsetSpec(IntEnum):
     """The special times of ListOffsets; any other value is a timestamp in ms (first offset at/after)."""
 

@@ -95,6 +95,7 @@ CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.OFFSET_DELETE: (0, 0),
     ApiKey.DESCRIBE_CLUSTER: (0, 2),
     ApiKey.DESCRIBE_LOG_DIRS: (1, 5),
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),
 }
 
 #: The version of the first request on every connection, which every broker since 0.10 answers.

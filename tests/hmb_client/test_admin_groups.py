@@ -150,6 +150,24 @@ def test_delete_records_moves_the_log_start(in_process_broker: Any) -> None:
         assert admin.delete_records({TP0: -1}) == {TP0: 10}  # -1: everything
 
 
+@needs_hmb(ApiKey.DESCRIBE_PRODUCERS)
+def test_describe_producers_names_the_idempotent_producer(in_process_broker: Any) -> None:
+    bs = in_process_broker.bootstrap
+    from hmb_client.producer import Producer
+
+    with Producer(bs, enable_idempotence=True) as p:
+        for i in range(3):
+            p.send("events", b"%d" % i, partition=0)
+        p.flush(30)
+    produce_n(bs, "plain", 2)
+    with Admin(bs) as admin:
+        found = admin.describe_producers([TP0, TopicPartition("plain", 0)])
+    (state,) = found[TP0]
+    assert state.producer_id >= 0 and state.last_sequence == 2
+    assert state.current_transaction_start_offset == -1
+    assert found[TopicPartition("plain", 0)] == []  # a producer without idempotence keeps no state
+
+
 @needs_hmb(ApiKey.DESCRIBE_CLUSTER)
 def test_describe_cluster(in_process_broker: Any) -> None:
     with Admin(in_process_broker.bootstrap) as admin:
