@@ -20,6 +20,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (type ch
 
 if TYPE_CHECKING:
     from hmb_client.admin import Admin
+    from hmb_client.admin_types import AlterConfigOp, AlterConfigOpType, ConfigResource, NewTopic, OffsetSpec
     from hmb_client.consumer import Consumer, ConsumerRebalanceListener
     from hmb_client.errors import KafkaError
     from hmb_client.producer import FutureRecordMetadata, Producer, RecordMetadata
@@ -30,6 +31,11 @@ __version__ = "0.1.0"
 #: public name -> the module defining it
 _PUBLIC = {
     "Admin": "hmb_client.admin",
+    "AlterConfigOp": "hmb_client.admin_types",
+    "AlterConfigOpType": "hmb_client.admin_types",
+    "ConfigResource": "hmb_client.admin_types",
+    "NewTopic": "hmb_client.admin_types",
+    "OffsetSpec": "hmb_client.admin_types",
     "Consumer": "hmb_client.consumer",
     "ConsumerRebalanceListener": "hmb_client.consumer",
     "ConsumerRecord": "hmb_client.structs",
@@ -44,13 +50,18 @@ _PUBLIC = {
 
 __all__ = [
     "Admin",
+    "AlterConfigOp",
+    "AlterConfigOpType",
+    "ConfigResource",
     "Consumer",
     "ConsumerRebalanceListener",
     "ConsumerRecord",
     "FutureRecordMetadata",
     "KafkaError",
+    "NewTopic",
     "OffsetAndMetadata",
     "OffsetAndTimestamp",
+    "OffsetSpec",
     "Producer",
     "RecordMetadata",
     "TopicPartition",

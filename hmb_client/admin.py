@@ -1,4 +1,10 @@
-"""The admin client: create, delete, list and describe topics.
+"""The admin client: topics, configs, consumer groups, partitions' logs, the cluster.
+
+Topics are this module's; configs and topic shape (CreateTopics with
+configs, CreatePartitions) are :mod:`hmb_client.admin_configs`, groups
+:mod:`hmb_client.admin_groups`, offsets, records, log directories and the
+cluster :mod:`hmb_client.admin_log`; what they return is
+:mod:`hmb_client.admin_types`.  For topics:
 
 It uses the proper admin APIs when the broker offers them, and otherwise
 builds them from what Kafka 0.8 offers (the way 0.8's own tools did):
@@ -28,20 +34,35 @@ client's I/O thread (:mod:`hmb_client.runtime`).
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any, NamedTuple
 
 import trio
 
-from hmb_client import acls
+from hmb_client import acls, admin_configs, admin_groups, admin_log
 from hmb_client.acls import AclBinding, AclFilter
+from hmb_client.admin_types import (
+    AlterConfigOp,
+    ClusterDescription,
+    ConfigEntry,
+    ConfigResource,
+    CreatedTopic,
+    GroupDescription,
+    GroupListing,
+    ListOffsetsResult,
+    LogDirDescription,
+    NewTopic,
+    Node,
+    ProducerState,
+)
 from hmb_client.cluster import Cluster, ClusterConfig, TopicInfo, parse_bootstrap, uses_api_versions
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import KafkaError, UnsupportedVersionError, error_for
-from hmb_client.request_bodies import list_offsets_body
+from hmb_client.request_bodies import ISOLATION, list_offsets_body
 from hmb_client.runtime import IoThread
 from hmb_client.security import SecuritySettings
-from hmb_client.structs import TopicPartition
+from hmb_client.structs import OffsetAndMetadata, TopicPartition
 from kproto import ApiKey, ErrorCode
 from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
@@ -165,17 +186,22 @@ class Admin:
     # ---------------------------------------------------------------- public API
 
     def create_topic(
-        self, name: str, num_partitions: int | None = None, timeout_s: float = 30
+        self,
+        name: str,
+        num_partitions: int | None = None,
+        timeout_s: float = 30,
+        configs: dict[str, str] | None = None,
     ) -> TopicDescription:
         """Create ``name`` and wait until every partition has a leader.
 
         Raises ``TopicAlreadyExistsError`` if it exists, and
         :class:`PartitionCountMismatchError` if ``num_partitions`` is given and
-        the broker created another count.
+        the broker created another count.  ``configs`` (topic settings such as
+        ``retention.ms``) need a broker with CreateTopics.
         """
         if num_partitions is not None and num_partitions < 1:
             raise ValueError("num_partitions must be at least 1")
-        return self._run(self._create, name, num_partitions, timeout_s)
+        return self._run(self._create, name, num_partitions, timeout_s, dict(configs or {}))
 
     def delete_topic(self, name: str, timeout_s: float = 30) -> None:
         """Delete ``name`` (DeleteTopics); UnsupportedVersionError if the broker cannot."""
@@ -223,12 +249,143 @@ class Admin:
     async def _on_controller(self, afn: Any, *args: Any) -> Any:
         return await afn(await self._controller(), *args)
 
+    def brokers(self) -> list[Node]:
+        """The brokers the cluster metadata lists, by id."""
+        return self._run(self._brokers)
+
+    # ---------------------------------------------------------------- configs and topic shape
+
+    def describe_configs(
+        self,
+        resources: list[ConfigResource],
+        include_synonyms: bool = True,
+        include_documentation: bool = False,
+    ) -> dict[ConfigResource, dict[str, ConfigEntry]]:
+        """Each resource's settings (value, source, read-only, sensitive, synonyms), by name.
+
+        ``ConfigResource.topic("orders")``, ``ConfigResource.broker(1)``, or
+        ``ConfigResource.broker()`` for the cluster-wide broker default.
+        """
+        return self._run(
+            admin_configs.describe_configs,
+            self._cluster,
+            resources,
+            self._timeout_s,
+            include_synonyms=include_synonyms,
+            include_documentation=include_documentation,
+        )
+
+    def alter_configs(
+        self, configs: dict[ConfigResource, dict[str, str | None]], validate_only: bool = False
+    ) -> None:
+        """AlterConfigs: each resource's dynamic settings are replaced by the given ones
+        (settings left out return to their defaults; prefer :meth:`incremental_alter_configs`)."""
+        self._run(
+            admin_configs.alter_configs, self._cluster, configs, self._timeout_s, validate_only=validate_only
+        )
+
+    def incremental_alter_configs(
+        self, changes: dict[ConfigResource, list[AlterConfigOp]], validate_only: bool = False
+    ) -> None:
+        """Set, delete (back to the default), append to or subtract from the named settings only."""
+        self._run(
+            admin_configs.incremental_alter_configs,
+            self._cluster,
+            changes,
+            self._timeout_s,
+            validate_only=validate_only,
+        )
+
+    def create_topics(
+        self, new_topics: list[NewTopic], validate_only: bool = False, timeout_s: float = 30
+    ) -> dict[str, CreatedTopic]:
+        """CreateTopics with configs; ``validate_only`` checks without creating.
+
+        Returns what the broker says it created (partitions, replication and
+        every config from CreateTopics v5; -1 and {} before).
+        """
+        return self._run(self._create_many, new_topics, validate_only, timeout_s)
+
+    def create_partitions(
+        self, new_counts: dict[str, int], validate_only: bool = False, timeout_s: float = 30
+    ) -> None:
+        """Grow each topic to ``new_counts[topic]`` partitions (never fewer: INVALID_PARTITIONS)."""
+        self._run(self._create_partitions, new_counts, validate_only, timeout_s)
+
+    # ---------------------------------------------------------------- partitions' logs, the cluster
+
+    def list_offsets(
+        self, specs: dict[TopicPartition, int], isolation_level: str = "read_uncommitted"
+    ) -> dict[TopicPartition, ListOffsetsResult]:
+        """The offset of each partition at a time in ms or an :class:`~hmb_client.admin_types.OffsetSpec`
+        (EARLIEST, LATEST, MAX_TIMESTAMP, ...)."""
+        return self._run(
+            admin_log.list_offsets, self._cluster, specs, self._timeout_s, ISOLATION[isolation_level]
+        )
+
+    def delete_records(
+        self, before: dict[TopicPartition, int], timeout_s: float = 30
+    ) -> dict[TopicPartition, int]:
+        """Delete every record below ``before[tp]`` (-1: all, up to the high watermark).
+
+        Returns each partition's new low watermark (its log start offset).
+        """
+        return self._run(admin_log.delete_records, self._cluster, before, timeout_s)
+
+    def describe_producers(
+        self, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, list[ProducerState]]:
+        """The idempotent and transactional producers each partition keeps state for."""
+        return self._run(admin_log.describe_producers, self._cluster, partitions, self._timeout_s)
+
+    def describe_log_dirs(self, broker_ids: list[int] | None = None) -> dict[int, list[LogDirDescription]]:
+        """Log directories per broker (all brokers by default) and each partition's size in them."""
+        return self._run(admin_log.describe_log_dirs, self._cluster, self._timeout_s, broker_ids)
+
+    def describe_cluster(self) -> ClusterDescription:
+        """The cluster id, the controller's id and every broker."""
+        return self._run(admin_log.describe_cluster, self._cluster, self._timeout_s)
+
+    # ---------------------------------------------------------------- consumer groups
+
+    def list_consumer_groups(self, states: list[str] | None = None) -> list[GroupListing]:
+        """Every group (id, protocol type, state), optionally only those in ``states``
+        (Stable, Empty, PreparingRebalance, CompletingRebalance, Dead; any case)."""
+        return self._run(admin_groups.list_groups, self._cluster, self._timeout_s, states)
+
+    def describe_consumer_groups(self, group_ids: list[str]) -> dict[str, GroupDescription]:
+        """State, assignor and members (client, host, assigned partitions) of each group."""
+        return self._run(admin_groups.describe_groups, self._cluster, group_ids)
+
+    def list_consumer_group_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The group's committed offsets (of every partition it has one for, or of ``partitions``)."""
+        return self._run(admin_groups.group_offsets, self._cluster, group_id, self._timeout_s, partitions)
+
+    def alter_consumer_group_offsets(
+        self, group_id: str, offsets: dict[TopicPartition, OffsetAndMetadata | int]
+    ) -> None:
+        """Commit ``offsets`` for the group; it must have no active members (as Kafka's tools require)."""
+        wanted = {
+            tp: o if isinstance(o, OffsetAndMetadata) else OffsetAndMetadata(o) for tp, o in offsets.items()
+        }
+        self._run(admin_groups.alter_group_offsets, self._cluster, group_id, wanted)
+
+    def delete_consumer_groups(self, group_ids: list[str]) -> None:
+        """Delete empty groups and their committed offsets (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP raise)."""
+        self._run(admin_groups.delete_groups, self._cluster, group_ids)
+
+    def delete_consumer_group_offsets(self, group_id: str, partitions: list[TopicPartition]) -> None:
+        """Forget the group's committed offsets of ``partitions`` (not of topics it is subscribed to)."""
+        self._run(admin_groups.delete_group_offsets, self._cluster, group_id, partitions)
+
     # ---------------------------------------------------------------- I/O thread side
 
-    def _run(self, afn: Any, *args: Any) -> Any:
+    def _run(self, afn: Any, *args: Any, **kwargs: Any) -> Any:
         if self._closed:
             raise RuntimeError("the admin client is closed")
-        return self._io.run(afn, *args)
+        return self._io.run(functools.partial(afn, **kwargs) if kwargs else afn, *args)
 
     async def _names(self, include_internal: bool) -> set[str]:
         await self._cluster.refresh(None, deadline_s=self._timeout_s, allow_auto_create=False)
@@ -270,14 +427,22 @@ class Admin:
             return True
         return await self._probe(name)
 
-    async def _create(self, name: str, num_partitions: int | None, timeout_s: float) -> TopicDescription:
+    async def _create(
+        self, name: str, num_partitions: int | None, timeout_s: float, configs: dict[str, str]
+    ) -> TopicDescription:
         if await self._exists(name):
             raise TopicAlreadyExistsError(f"topic {name!r} already exists")
         conn = await self._controller()
+        if configs and not conn.supports(ApiKey.CREATE_TOPICS):
+            raise UnsupportedVersionError(
+                f"{conn.host}:{conn.port} does not offer CreateTopics, so a topic cannot be created "
+                "with configs; create it without them"
+            )
         if conn.supports(ApiKey.CREATE_TOPICS) and (
-            num_partitions is not None or conn.pick(ApiKey.CREATE_TOPICS) >= 4
+            num_partitions is not None or configs or conn.pick(ApiKey.CREATE_TOPICS) >= 4
         ):
-            await self._create_topics(conn, name, num_partitions, timeout_s)
+            count = -1 if num_partitions is None else num_partitions
+            await admin_configs.create_topics(conn, [NewTopic(name, count, -1, configs)], timeout_s)
         else:
             await self._cluster.refresh([name], deadline_s=self._timeout_s)
             info = self._cluster.topics.get(name)
@@ -303,27 +468,27 @@ class Admin:
             return await self._cluster.connection(self._cluster.controller)
         return await self._cluster.any_connection(self._timeout_s)
 
-    async def _create_topics(
-        self, conn: BrokerConnection, name: str, num_partitions: int | None, timeout_s: float
+    async def _brokers(self) -> list[Node]:
+        await self._cluster.refresh(None, deadline_s=self._timeout_s, allow_auto_create=False)
+        return [Node(n, host, port) for n, (host, port) in sorted(self._cluster.nodes.items())]
+
+    async def _create_many(
+        self, new_topics: list[NewTopic], validate_only: bool, timeout_s: float
+    ) -> dict[str, CreatedTopic]:
+        conn = await self._controller()
+        created = await admin_configs.create_topics(conn, new_topics, timeout_s, validate_only=validate_only)
+        if not validate_only:
+            for t in new_topics:
+                await self._cluster.topic(t.name, timeout_s=timeout_s, allow_auto_create=False)
+        return created
+
+    async def _create_partitions(
+        self, new_counts: dict[str, int], validate_only: bool, timeout_s: float
     ) -> None:
-        """CreateTopics; from v4 -1 leaves the partition count and replication to the broker."""
-        version = conn.pick(ApiKey.CREATE_TOPICS)
-        topic = {
-            "name": name,
-            "num_partitions": -1 if num_partitions is None else num_partitions,
-            "replication_factor": -1 if version >= 4 else 1,
-            "assignments": [],
-            "configs": [],
-        }
-        body = await conn.request(
-            ApiKey.CREATE_TOPICS,
-            version,
-            {"topics": [topic], "timeout_ms": int(timeout_s * 1000), "validate_only": False},
-        )
-        for t in body.topics:
-            if t.error_code:
-                detail = getattr(t, "error_message", None) or f"creating topic {name!r}"
-                raise error_for(t.error_code)(detail)
+        conn = await self._controller()
+        await admin_configs.create_partitions(conn, new_counts, timeout_s, validate_only=validate_only)
+        for name in new_counts:
+            self._cluster.invalidate(name)
 
     async def _delete(self, name: str, timeout_s: float) -> None:
         conn = await self._controller()

@@ -1,6 +1,9 @@
 """The client tools of the ``hmb`` command.
 
-    hmb topics create|list|describe    topic administration
+    hmb topics create|alter|list|describe              topic administration
+    hmb configs describe|alter                         topic and broker settings
+    hmb groups list|describe|reset-offsets|delete|...  consumer groups, their offsets and lag
+    hmb records delete                                 delete records below an offset
     hmb produce TOPIC                  lines from stdin or a file -> records
     hmb consume TOPIC                  records -> lines on stdout
     hmb perf produce|consume           throughput and latency measurements
@@ -24,7 +27,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from hmb_client.tools import console, perf, security, topics
+from hmb_client.tools import configs, console, groups, perf, records, security, topics
 from hmb_client.tools.common import CliError
 
 #: Registers commands of another package (``hmb serve``) ahead of the tools.
@@ -45,6 +48,9 @@ def build_parser(first: RegisterCommands | None = None) -> argparse.ArgumentPars
     if first is not None:
         first(sub)
     topics.register(sub)
+    configs.register(sub)
+    groups.register(sub)
+    records.register(sub)
     console.register(sub)
     perf.register(sub)
     security.register(sub)
@@ -67,7 +73,7 @@ def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | No
 
 
 def _run(func: object, ns: argparse.Namespace) -> int:
-    from hmb_client.errors import KafkaError, NoBrokersAvailable
+    from hmb_client.errors import KafkaError, NoBrokersAvailable, UnsupportedVersionError
 
     prog = "hmb " + ns.command + (f" {ns.action}" if getattr(ns, "action", None) else "")
     try:
@@ -82,6 +88,9 @@ def _run(func: object, ns: argparse.Namespace) -> int:
     except CliError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return exc.code
+    except UnsupportedVersionError as exc:
+        print(f"{prog}: {exc}; this broker does not offer what the command needs", file=sys.stderr)
+        return 1
     except KafkaError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1

@@ -72,14 +72,16 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 #: The versions hmb_client builds and parses, per API: :meth:`BrokerConnection.pick`'s
 #: default ``ours``, and the one place a version range of the client is written.  Every
 #: range reaches down to what a 0.8.2 broker serves, so the same code talks to old and
-#: new brokers; the tops are the newest non-flexible versions (InitProducerId excepted).
-#: OffsetCommit and OffsetFetch start at 1: v0 is Kafka's ZooKeeper-stored offsets, which
-#: no Kafka-compatible broker today keeps.  Every range lies inside what kproto declares
-#: (``kproto.registry.supported_versions()``): tests/hmb_client/test_versions_table.py.
+#: new brokers.  The producer's and consumer's tops are the newest non-flexible versions
+#: (InitProducerId excepted); the admin APIs, and ListOffsets (whose special times grow with
+#: its versions), go as far as kproto declares.  OffsetCommit and OffsetFetch start at 1:
+#: v0 is Kafka's ZooKeeper-stored offsets, which no Kafka-compatible broker today keeps.
+#: Every range lies inside what kproto declares (``kproto.registry.supported_versions()``):
+#: tests/hmb_client/test_versions_table.py.
 CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (0, 8),
     ApiKey.FETCH: (0, 11),
-    ApiKey.LIST_OFFSETS: (0, 5),
+    ApiKey.LIST_OFFSETS: (0, 11),
     ApiKey.METADATA: (0, 8),
     ApiKey.OFFSET_COMMIT: (1, 7),
     ApiKey.OFFSET_FETCH: (1, 5),
@@ -90,8 +92,20 @@ CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.SYNC_GROUP: (0, 3),
     ApiKey.API_VERSIONS: (0, 0),
     ApiKey.INIT_PRODUCER_ID: (0, 4),
-    ApiKey.CREATE_TOPICS: (0, 4),
+    ApiKey.CREATE_TOPICS: (0, 7),
     ApiKey.DELETE_TOPICS: (0, 3),
+    ApiKey.DESCRIBE_CONFIGS: (1, 4),
+    ApiKey.ALTER_CONFIGS: (0, 2),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.CREATE_PARTITIONS: (0, 3),
+    ApiKey.DELETE_RECORDS: (0, 2),
+    ApiKey.LIST_GROUPS: (0, 5),
+    ApiKey.DESCRIBE_GROUPS: (0, 6),
+    ApiKey.DELETE_GROUPS: (0, 2),
+    ApiKey.OFFSET_DELETE: (0, 0),
+    ApiKey.DESCRIBE_CLUSTER: (0, 2),
+    ApiKey.DESCRIBE_LOG_DIRS: (1, 5),
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),
 }
 
 #: SASL's versions, kept apart from CLIENT_VERSIONS while kproto's grammars of the SASL

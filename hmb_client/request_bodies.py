@@ -29,11 +29,16 @@ def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
     return out
 
 
-def list_offsets_body(timestamps: Mapping[TopicPartition, int], isolation_level: int = 0) -> dict[str, Any]:
-    """ListOffsets (v0-5): one offset per partition at its time in ms, or -1 latest / -2 earliest."""
+def list_offsets_body(
+    timestamps: Mapping[TopicPartition, int], isolation_level: int = 0, timeout_ms: int = 30_000
+) -> dict[str, Any]:
+    """ListOffsets (v0-11): one offset per partition at its time in ms, or a special time
+    (-1 latest, -2 earliest, -3 max timestamp, ...); ``timeout_ms`` (v10+) bounds the
+    broker's wait on tiered storage."""
     return {
         "replica_id": _NO_REPLICA,
         "isolation_level": isolation_level,
+        "timeout_ms": timeout_ms,
         "topics": [
             {
                 "name": topic,

@@ -1,11 +1,14 @@
 """What every ``hmb`` client tool shares: connection options, ``--property``
-parsing, the error type the dispatcher turns into a one-line message, and
-:class:`AckTracker`, which counts acknowledged and failed sends.
+and ``k=v,k2=v2`` parsing, ``--json`` output, help with an example, the error
+type the dispatcher turns into a one-line message, and :class:`AckTracker`,
+which counts acknowledged and failed sends.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -138,6 +141,69 @@ def producer_settings(ns: argparse.Namespace) -> dict[str, object]:
         "batch_size": ns.batch_size,
         "linger_ms": ns.linger_ms,
     }
+
+
+def add_parser(
+    actions: Any, name: str, *, help: str, description: str, example: str
+) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` ends with a worked example (``example``: one command a line)."""
+    return actions.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog="example:\n" + "\n".join("  " + line for line in example.strip().splitlines()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json", action="store_true", help="print the result as one JSON document instead of a table"
+    )
+
+
+def print_json(value: object) -> None:
+    json.dump(value, sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+def print_table(header: tuple[str, ...], rows: Iterable[tuple[object, ...]]) -> None:
+    """Columns aligned on their widest cell, as Kafka's tools print them."""
+    cells = [header, *(tuple("-" if c is None else str(c) for c in r) for r in rows)]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    for r in cells:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+def split_list(text: str) -> list[str]:
+    """``"a=1,b=[x,y],c"`` -> ``["a=1", "b=[x,y]", "c"]``: commas inside [...] belong to a value."""
+    items: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
+def parse_config_pairs(texts: Iterable[str], option: str) -> dict[str, str]:
+    """``--add-config k=v,k2=[a,b]`` (repeatable) -> ``{"k": "v", "k2": "a,b"}``, as kafka-configs.sh."""
+    out: dict[str, str] = {}
+    for text in texts:
+        for item in split_list(text):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise CliError(f"{option} expects NAME=VALUE[,NAME=VALUE...], got {item!r}", code=2)
+            value = value.strip()
+            if value.startswith("[") and value.endswith("]"):
+                value = value[1:-1]
+            out[key.strip()] = value
+    return out
 
 
 def parse_properties(items: Iterable[str], known: dict[str, str], what: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""``hmb topics create|list|describe``: topic administration (like kafka-topics.sh)."""
+"""``hmb topics create|alter|list|describe``: topic administration (like kafka-topics.sh)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,16 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from hmb_client.tools.common import CliError, add_connection_options, open_admin, positive_int
+from hmb_client.tools.common import (
+    CliError,
+    add_connection_options,
+    add_json_option,
+    add_parser,
+    open_admin,
+    parse_config_pairs,
+    positive_int,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from hmb_client.admin import TopicDescription
@@ -17,18 +26,21 @@ TIMEOUT_MS = 5_000
 def register(sub: Any) -> None:
     topics = sub.add_parser(
         "topics",
-        help="create, list and describe topics",
-        description="Create, list and describe topics (like Kafka's kafka-topics.sh).",
+        help="create, alter, list and describe topics",
+        description="Create, alter, list and describe topics (like Kafka's kafka-topics.sh).",
     )
     actions = topics.add_subparsers(dest="action", metavar="ACTION", required=True, help="one of:")
 
-    create = actions.add_parser(
+    create = add_parser(
+        actions,
         "create",
         help="create a topic",
         description=(
-            "Create a topic. The broker speaks Kafka 0.8, which has no CreateTopics request: the "
-            "topic is created by asking for its metadata, and gets the broker's num.partitions."
+            "Create a topic, with topic settings given by --config. A broker without CreateTopics "
+            "(Kafka 0.8) creates it when its metadata is asked for, with its num.partitions and no settings."
         ),
+        example="""
+hmb topics create orders --partitions 6 --config retention.ms=86400000 --config cleanup.policy=compact""",
     )
     create.add_argument("topic", metavar="TOPIC", help="name of the topic (letters, digits, '.', '_', '-')")
     create.add_argument(
@@ -41,10 +53,40 @@ def register(sub: Any) -> None:
         ),
     )
     create.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a topic setting, e.g. retention.ms=86400000 (repeatable)",
+    )
+    create.add_argument(
         "--if-not-exists", action="store_true", help="succeed quietly when the topic already exists"
     )
+    add_json_option(create)
     add_connection_options(create, timeout_ms=TIMEOUT_MS)
     create.set_defaults(func=run_create)
+
+    alter = add_parser(
+        actions,
+        "alter",
+        help="add partitions to a topic",
+        description=(
+            "Raise a topic's partition count (it can never shrink). Keyed records then spread over "
+            "the new partitions too, so a key may land on another partition than before."
+        ),
+        example="""
+hmb topics alter orders --partitions 12""",
+    )
+    alter.add_argument("topic", metavar="TOPIC", help="the topic")
+    alter.add_argument(
+        "--partitions", type=positive_int, metavar="N", required=True, help="the new partition count"
+    )
+    alter.add_argument(
+        "--validate-only", action="store_true", help="only check that the change would be accepted"
+    )
+    add_json_option(alter)
+    add_connection_options(alter, timeout_ms=TIMEOUT_MS)
+    alter.set_defaults(func=run_alter)
 
     lst = actions.add_parser(
         "list", help="list topic names", description="Print the topic names, one a line."
@@ -78,17 +120,56 @@ def register(sub: Any) -> None:
 def run_create(ns: argparse.Namespace) -> int:
     from hmb_client.admin import TopicAlreadyExistsError
 
+    configs = parse_config_pairs(ns.config, "--config")
     with open_admin(ns) as admin:
         try:
             desc = admin.create_topic(
-                ns.topic, num_partitions=ns.partitions, timeout_s=ns.request_timeout_ms / 1000
+                ns.topic,
+                num_partitions=ns.partitions,
+                timeout_s=ns.request_timeout_ms / 1000,
+                configs=configs,
             )
         except TopicAlreadyExistsError:
             if ns.if_not_exists:
                 return 0
-            raise CliError(f"topic {ns.topic!r} already exists") from None
+            raise CliError(
+                f"topic {ns.topic!r} already exists; pass --if-not-exists to accept that"
+            ) from None
     n = len(desc.partitions)
-    print(f"Created topic {ns.topic} with {n} partition{'s' if n != 1 else ''}.")
+    if ns.json:
+        print_json({"topic": ns.topic, "partitions": n, "configs": configs})
+    else:
+        print(f"Created topic {ns.topic} with {n} partition{'s' if n != 1 else ''}.")
+    return 0
+
+
+def run_alter(ns: argparse.Namespace) -> int:
+    from hmb_client.admin import UnknownTopicOrPartitionError
+
+    with open_admin(ns) as admin:
+        try:
+            before = len(admin.describe_topic(ns.topic).partitions)
+        except UnknownTopicOrPartitionError:
+            raise CliError(f"topic {ns.topic!r} does not exist; see 'hmb topics list'") from None
+        if ns.partitions < before:
+            raise CliError(
+                f"topic {ns.topic!r} has {before} partitions and a topic cannot shrink; give --partitions "
+                f"{before} or more"
+            )
+        if ns.partitions > before:
+            admin.create_partitions(
+                {ns.topic: ns.partitions},
+                validate_only=ns.validate_only,
+                timeout_s=ns.request_timeout_ms / 1000,
+            )
+    if ns.json:
+        print_json({"topic": ns.topic, "partitions_before": before, "partitions": ns.partitions})
+    elif ns.partitions == before:
+        print(f"Topic {ns.topic} already has {before} partitions.")
+    elif ns.validate_only:
+        print(f"Topic {ns.topic} can grow from {before} to {ns.partitions} partitions (nothing changed).")
+    else:
+        print(f"Topic {ns.topic} now has {ns.partitions} partitions (was {before}).")
     return 0
 
 
