@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, NamedTuple
 
-from hmb_client.connection import BrokerConnection
+from hmb_client.connection import CLIENT_VERSIONS, BrokerConnection
 from hmb_client.errors import error_for
 from hmb_client.sasl import scram_salted_password
 from kproto import ApiKey
@@ -20,10 +20,6 @@ from kproto.acl import Operation, PatternType, Permission, ResourceType
 
 SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
 SCRAM_NAMES = {number: name for name, number in SCRAM_MECHANISMS.items()}
-
-#: Their versions, apart from CLIENT_VERSIONS while kproto's grammars of these keys are added.
-ACL_VERSIONS = (1, 3)  # v1+: pattern types (prefixed ACLs)
-SCRAM_VERSIONS = (0, 0)
 
 
 class AclBinding(NamedTuple):
@@ -87,21 +83,21 @@ async def create_acls(conn: BrokerConnection, bindings: list[AclBinding]) -> Non
         }
         for b in bindings
     ]
-    version = conn.pick(ApiKey.CREATE_ACLS, ACL_VERSIONS)
+    version = conn.pick(ApiKey.CREATE_ACLS, CLIENT_VERSIONS[ApiKey.CREATE_ACLS])
     body = await conn.request(ApiKey.CREATE_ACLS, version, {"creations": creations})
     for result in body.results:
         _raise(result.error_code, result.error_message, "creating ACLs")
 
 
 async def describe_acls(conn: BrokerConnection, selection: AclFilter) -> list[AclBinding]:
-    version = conn.pick(ApiKey.DESCRIBE_ACLS, ACL_VERSIONS)
+    version = conn.pick(ApiKey.DESCRIBE_ACLS, CLIENT_VERSIONS[ApiKey.DESCRIBE_ACLS])
     body = await conn.request(ApiKey.DESCRIBE_ACLS, version, selection.body())
     _raise(body.error_code, body.error_message, "describing ACLs")
     return [_binding(resource, acl) for resource in body.resources for acl in resource.acls]
 
 
 async def delete_acls(conn: BrokerConnection, selection: AclFilter) -> list[AclBinding]:
-    version = conn.pick(ApiKey.DELETE_ACLS, ACL_VERSIONS)
+    version = conn.pick(ApiKey.DELETE_ACLS, CLIENT_VERSIONS[ApiKey.DELETE_ACLS])
     body = await conn.request(ApiKey.DELETE_ACLS, version, {"filters": [selection.body()]})
     removed = []
     for result in body.filter_results:
@@ -112,7 +108,9 @@ async def delete_acls(conn: BrokerConnection, selection: AclFilter) -> list[AclB
 
 async def describe_scram(conn: BrokerConnection, users: list[str] | None) -> dict[str, list[tuple[str, int]]]:
     """user -> [(mechanism, iterations)]; every user with credentials when ``users`` is None."""
-    version = conn.pick(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, SCRAM_VERSIONS)
+    version = conn.pick(
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, CLIENT_VERSIONS[ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS]
+    )
     request = {"users": None if users is None else [{"name": u} for u in users]}
     body = await conn.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, version, request)
     _raise(body.error_code, body.error_message, "describing SCRAM credentials")
@@ -144,7 +142,9 @@ async def alter_scram(
             }
         )
     dels = [{"name": user, "mechanism": SCRAM_MECHANISMS[mechanism]} for user, mechanism in deletions]
-    version = conn.pick(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, SCRAM_VERSIONS)
+    version = conn.pick(
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS, CLIENT_VERSIONS[ApiKey.ALTER_USER_SCRAM_CREDENTIALS]
+    )
     body = await conn.request(
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS, version, {"deletions": dels, "upsertions": ups}
     )

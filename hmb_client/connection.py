@@ -106,12 +106,15 @@ CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.DESCRIBE_CLUSTER: (0, 2),
     ApiKey.DESCRIBE_LOG_DIRS: (1, 5),
     ApiKey.DESCRIBE_PRODUCERS: (0, 0),
+    # SaslHandshake is always v1 (the tokens then travel in SaslAuthenticate requests)
+    ApiKey.SASL_HANDSHAKE: (1, 1),
+    ApiKey.SASL_AUTHENTICATE: (0, 1),
+    ApiKey.CREATE_ACLS: (1, 3),  # v1+: pattern types (prefixed ACLs)
+    ApiKey.DESCRIBE_ACLS: (1, 3),
+    ApiKey.DELETE_ACLS: (1, 3),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
 }
-
-#: SASL's versions, kept apart from CLIENT_VERSIONS while kproto's grammars of the SASL
-#: keys are being added (the table's test checks every range against kproto): SaslHandshake
-#: is always v1 (tokens in SaslAuthenticate requests), SaslAuthenticate v0-v1.
-SASL_AUTHENTICATE_VERSIONS = (0, 1)
 
 #: The version of the first request on every connection, which every broker since 0.10 answers.
 API_VERSIONS_REQUEST = CLIENT_VERSIONS[ApiKey.API_VERSIONS][0]
@@ -535,7 +538,7 @@ class BrokerConnection:
             raise SaslAuthenticationFailedError(
                 f"{self.host}:{self.port} does not offer {mechanism} (only {offered})"
             )
-        version = self.pick(ApiKey.SASL_AUTHENTICATE, SASL_AUTHENTICATE_VERSIONS)
+        version = self.pick(ApiKey.SASL_AUTHENTICATE, CLIENT_VERSIONS[ApiKey.SASL_AUTHENTICATE])
         client = client_for(mechanism, security.sasl_plain_username, security.sasl_plain_password)
         token: bytes | None = client.first()
         lifetime_ms = 0
