@@ -106,6 +106,10 @@ class Settings:
             raise UnknownResourceError(f"topic {topic!r} does not exist")
         return topic_entries(self._layers(topic))
 
+    def describe_new_topic(self, overrides: Mapping[str, str]) -> list[Entry]:
+        """The settings a topic made with ``overrides`` would have (CreateTopics v5+, validating)."""
+        return topic_entries(replace(self._layers(), topic=dict(overrides)))
+
     def describe_broker(self, name: str) -> list[Entry]:
         """This broker's settings; for ``""`` the cluster-wide dynamic defaults only, as Kafka."""
         stored = self._stored_name(name)

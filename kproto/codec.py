@@ -152,7 +152,12 @@ def _fast_frame(
 
 
 def _fast_parse(
-    frame: bytes | bytearray | memoryview, header_msg: Message, hv: int, msg: Message, version: int
+    frame: bytes | bytearray | memoryview,
+    header_msg: Message,
+    hv: int,
+    msg: Message,
+    version: int,
+    allow_trailing: bool = False,
 ) -> tuple[Any, Any] | None:
     """(header, body) from the generated decoders, or None to let the grammar decode (and explain)."""
     decode_header = fast_decoder(header_msg, hv)
@@ -165,7 +170,7 @@ def _fast_parse(
         body, pos = decode_body(data, pos)
     except Exception:  # any failure: the grammar decides and words the error
         return None
-    return (header, body) if pos == len(data) else None
+    return (header, body) if pos == len(data) or (allow_trailing and pos < len(data)) else None
 
 
 def encode_request(
@@ -264,19 +269,25 @@ def _expect_end(stream: io.BytesIO, what: str, api_key: int, version: int) -> No
 
 
 def decode_request(
-    frame: bytes | bytearray | memoryview, *, max_size: int = DEFAULT_MAX_FRAME_SIZE
+    frame: bytes | bytearray | memoryview,
+    *,
+    max_size: int = DEFAULT_MAX_FRAME_SIZE,
+    allow_trailing: bool = False,
 ) -> Request:
     """Decode a request frame (size prefix included).
 
     Raises :class:`UnsupportedVersionError` for an api key or version kproto
     has no grammar for (use :func:`peek_request` to answer it) and
-    :class:`DecodeError` for anything malformed.
+    :class:`DecodeError` for anything malformed.  Bytes after the body are
+    an error unless ``allow_trailing``: a Kafka broker reads what the
+    version's grammar needs and ignores the rest, and some clients rely on
+    it (librdkafka's flexible "all topics" Metadata request carries three).
     """
     stream = _payload(frame, max_size)
     peek = peek_request(frame)
     msg = request_message(peek.api_key, peek.version)
     hv = request_header_version(peek.api_key, peek.version)
-    fast = _fast_parse(frame, REQUEST_HEADER, hv, msg, peek.version)
+    fast = _fast_parse(frame, REQUEST_HEADER, hv, msg, peek.version, allow_trailing)
     if fast is not None:
         return Request(
             api_key=peek.api_key,
@@ -305,7 +316,8 @@ def decode_request(
         )
     except KprotoError:
         raise
-    _expect_end(stream, msg.name, peek.api_key, peek.version)
+    if not allow_trailing:
+        _expect_end(stream, msg.name, peek.api_key, peek.version)
     return Request(
         api_key=peek.api_key,
         version=peek.version,

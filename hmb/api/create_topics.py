@@ -1,4 +1,4 @@
-"""CreateTopics v0-v4: create topics on this one broker, with Kafka's per-topic errors.
+"""CreateTopics v0-v7: create topics on this one broker, with Kafka's per-topic errors.
 
 Each topic is judged on its own, in Kafka's order of checks: a name given
 twice in one request (INVALID_REQUEST), an illegal name
@@ -31,7 +31,9 @@ INVALID_CONFIG with a message, and the topic is not created.  Accepted
 configs are stored with the topic and override the broker's defaults for it
 (:mod:`hmb.log.settings_store`).  ``validate_only`` (v1+) runs every check
 and creates nothing.  Creation is synchronous, so ``timeout_ms`` never
-expires.
+expires.  v5+ answers what each topic was made with (partition count,
+replication factor, every setting with its source), validate_only
+included; v7+ its topic id (all zeros when only validated).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from hmb.log.manager import (
     TopicBeingDeletedError,
     validate_topic_name,
 )
+from hmb.log.topic_ids import ZERO as ZERO_ID
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
@@ -160,7 +163,32 @@ async def _create_one(ctx: RequestContext, topic: Any, count: int) -> tuple[int,
     return ErrorCode.NONE, None
 
 
-@handles(ApiKey.CREATE_TOPICS, versions=(0, 4))
+def _created(ctx: RequestContext, result: dict[str, Any], topic: Any, count: int) -> None:
+    """v5+: what the topic was (or, validating, would be) made with: partitions,
+    replication, every setting with its source; v7+ its id."""
+    overrides = overrides_of(ctx, topic)
+    if topic.name in ctx.logs.topics:
+        entries = ctx.settings.describe_topic(topic.name)
+    else:
+        entries = ctx.settings.describe_new_topic(overrides)
+    result.update(
+        num_partitions=count,
+        replication_factor=1,
+        topic_id=ctx.logs.topic_ids.get(topic.name, ZERO_ID),
+        configs=[
+            {
+                "name": e.name,
+                "value": None if e.sensitive else e.value,
+                "read_only": e.read_only,
+                "config_source": int(e.source),
+                "is_sensitive": e.sensitive,
+            }
+            for e in entries
+        ],
+    )
+
+
+@handles(ApiKey.CREATE_TOPICS, versions=(0, 7))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     validate_only = bool(ctx.request.version >= 1 and body.validate_only)
@@ -168,7 +196,16 @@ async def handle(ctx: RequestContext) -> Reply:
     results: list[dict[str, Any]] = []
     planned: list[tuple[dict[str, Any], Any, int]] = []
     for topic in body.topics:
-        result: dict[str, Any] = {"name": topic.name, "error_code": ErrorCode.NONE, "error_message": None}
+        result: dict[str, Any] = {
+            "name": topic.name,
+            "error_code": ErrorCode.NONE,
+            "error_message": None,
+            # v5+: what a refused topic answers (a created one gets its values in _created)
+            "num_partitions": -1,
+            "replication_factor": -1,
+            "configs": [],
+            "topic_id": ZERO_ID,
+        }
         try:
             planned.append((result, topic, _check_one(ctx, topic, names[topic.name] > 1)))
         except _RefusedError as exc:
@@ -180,11 +217,14 @@ async def handle(ctx: RequestContext) -> Reply:
         )
         for result in results:
             result.update(error_code=ErrorCode.POLICY_VIOLATION, error_message=EXCESSIVE_BATCH)
-    elif not validate_only:
+    else:
         for result, topic, count in planned:
-            try:
-                code, message = await _create_one(ctx, topic, count)
-            except _RefusedError as exc:
-                code, message = exc.code, str(exc)
-            result.update(error_code=code, error_message=message)
+            if not validate_only:
+                try:
+                    code, message = await _create_one(ctx, topic, count)
+                except _RefusedError as exc:
+                    code, message = exc.code, str(exc)
+                result.update(error_code=code, error_message=message)
+            if ctx.request.version >= 5 and result["error_code"] == ErrorCode.NONE:
+                _created(ctx, result, topic, count)
     return {"throttle_time_ms": 0, "topics": results}

@@ -97,7 +97,8 @@ class Dispatcher:
                 )
             handler = found
             try:
-                request = kproto.decode_request(frame, max_size=self._max_size)
+                # Kafka ignores bytes after a body, and librdkafka sends some (docs/client-quirks.md)
+                request = kproto.decode_request(frame, max_size=self._max_size, allow_trailing=True)
             except UnsupportedVersionError as exc:
                 raise CloseConnection(str(exc)) from None
             except KprotoError as exc:

@@ -1,4 +1,4 @@
-"""Metadata v0-v8: this broker as node 0 (its advertised address), topics and partitions.
+"""Metadata v0-v13: this broker as node 0 (its advertised address), topics and partitions.
 
 Which topics: in v0 an empty list means every topic except internal ones
 (Kafka 0.8 had none, and legacy clients would try to read them); from v1 a
@@ -13,7 +13,10 @@ replicas (v5+), answers leader epoch -1 (v7+: an epoch that moved would send
 clients to OffsetForLeaderEpoch; docs/client-quirks.md, "Leader epochs") and,
 when the client asks (v8+), the operations the connection may do to each
 topic and to the cluster as KIP-430's bit fields, from the authoriser (every
-operation without one); INT32_MIN when not asked.
+operation without one); INT32_MIN when not asked.  v9+ are flexible; v10+
+carry each topic's id (KIP-516) and accept a topic asked by id (name null):
+an id no topic has is UNKNOWN_TOPIC_ID, its name null (v12+, "" before); v11 drops the
+cluster's operations; v13 adds a top-level error code (always NONE here).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from hmb.api.authz import OPERATIONS_NOT_ASKED, authorized_operations, may_creat
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.log.manager import InvalidTopicError, validate_topic_name
+from hmb.log.topic_ids import ZERO as ZERO_ID
 from hmb.security.acl import CLUSTER_NAME, Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 
@@ -46,18 +50,23 @@ def _partitions(node: int, count: int) -> list[dict[str, Any]]:
 
 
 def _topic(
-    name: str, error_code: int, partitions: list[dict[str, Any]], operations: int = OPERATIONS_NOT_ASKED
+    name: str | None,
+    error_code: int,
+    partitions: list[dict[str, Any]],
+    operations: int = OPERATIONS_NOT_ASKED,
+    topic_id: bytes = ZERO_ID,
 ) -> dict[str, Any]:
     return {
         "error_code": error_code,
         "name": name,
+        "topic_id": topic_id,
         "is_internal": name in INTERNAL_TOPICS,
         "partitions": partitions,
         "topic_authorized_operations": operations,
     }
 
 
-@handles(ApiKey.METADATA, versions=(0, 8))
+@handles(ApiKey.METADATA, versions=(0, 13))
 async def handle(ctx: RequestContext) -> Reply:
     services = ctx.services
     cfg = services.config
@@ -65,16 +74,27 @@ async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     version = ctx.request.version
     auto_create = cfg.auto_create_topics and (version < 4 or body.allow_auto_topic_creation)
+    unknown_ids: list[bytes] = []
     if body.topics is None:  # v1+: all topics
         requested = sorted(services.logs.topics)
     elif not body.topics and version == 0:
         requested = sorted(t for t in services.logs.topics if not t.startswith("__"))
     else:
-        requested = [t.name for t in body.topics]
+        requested = []
+        for t in body.topics:
+            name = t.name
+            topic_id = t.get("topic_id", ZERO_ID)
+            if name is None:  # v10+: asked by id
+                name = services.logs.topics_by_id.get(bytes(topic_id))
+                if name is None:
+                    unknown_ids.append(bytes(topic_id))
+                    continue
+            requested.append(name)
     describable = topics_allowed(ctx, Operation.DESCRIBE, requested)
     if body.topics is None or (not body.topics and version == 0):
         requested = [t for t in requested if t in describable]  # the others are not shown at all
-    topics = []
+    no_name = None if version >= 12 else ""  # a name may be null from v12 on
+    topics = [_topic(no_name, ErrorCode.UNKNOWN_TOPIC_ID, [], topic_id=i) for i in unknown_ids]
     for name in requested:
         if name not in describable:
             topics.append(_topic(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, []))
@@ -100,7 +120,8 @@ async def handle(ctx: RequestContext) -> Reply:
         operations = OPERATIONS_NOT_ASKED
         if body.get("include_topic_authorized_operations"):
             operations = authorized_operations(ctx, ResourceType.TOPIC, name)
-        topics.append(_topic(name, ErrorCode.NONE, _partitions(node, len(logs)), operations))
+        topic_id = services.logs.topic_ids.get(name, ZERO_ID)
+        topics.append(_topic(name, ErrorCode.NONE, _partitions(node, len(logs)), operations, topic_id))
     adv = services.advertised(ctx.session.listener)
     return {
         "throttle_time_ms": 0,
@@ -111,4 +132,5 @@ async def handle(ctx: RequestContext) -> Reply:
         "cluster_authorized_operations": authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
         if body.get("include_cluster_authorized_operations")
         else OPERATIONS_NOT_ASKED,
+        "error_code": ErrorCode.NONE,
     }

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import trio
 
-from hmb.log import start_offsets
+from hmb.log import start_offsets, topic_ids
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.limits import check_open_files
 from hmb.log.meta import ProducerIdManager, load_cluster_id
@@ -101,6 +101,9 @@ class LogManager:
         self.config = config  # the broker's defaults, every topic's starting point
         self.recovery_threads = recovery_threads  # num.recovery.threads.per.data.dir
         self.topic_configs = SettingsStore(self.log_dirs[0] / TOPIC_CONFIGS)
+        #: topic name <-> its id (KIP-516; hmb.log.topic_ids)
+        self.topic_ids: dict[str, bytes] = {}
+        self.topics_by_id: dict[bytes, str] = {}
         self._settings_changed = trio.Event()  # wakes the flusher when a topic's settings change
         self.topics: dict[str, list[PartitionLog]] = {}
         self._per_dir = {d: 0 for d in self.log_dirs}  # partitions in each log dir
@@ -176,6 +179,7 @@ class LogManager:
                 logs.append(self._clocked(plog))
                 self._count(plog, 1)
             self.topics[topic] = logs
+            self._load_topic_id(topic, logs)
         self._cluster_id = load_cluster_id(self.log_dirs)
         if clean:
             self._unloaded = self.all_logs()
@@ -198,6 +202,21 @@ class LogManager:
         parent = plog.directory.parent
         if parent in self._per_dir:
             self._per_dir[parent] += delta
+
+    def _name_topic(self, topic: str, topic_id: bytes) -> None:
+        self.topic_ids[topic] = topic_id
+        self.topics_by_id[topic_id] = topic
+
+    def _load_topic_id(self, topic: str, logs: list[PartitionLog]) -> None:
+        """The id in the topic's first partition directory; one made now for a topic that has none."""
+        topic_id = topic_ids.read(logs[0].directory)
+        if topic_id is None:
+            topic_id = topic_ids.new_topic_id()
+            for plog in logs:
+                plog.directory.mkdir(parents=True, exist_ok=True)
+                topic_ids.write(plog.directory, topic_id)
+            log.info("topic %s had no id: it is %s now", topic, topic_ids.as_text(topic_id))
+        self._name_topic(topic, topic_id)
 
     def _pick_dir(self) -> Path:
         """The log dir holding the fewest partitions (Kafka's placement rule)."""
@@ -316,12 +335,15 @@ class LogManager:
         try:
             if overrides:
                 self.topic_configs.set(topic, overrides)
+            topic_id = topic_ids.new_topic_id()
             for p in range(partitions):
                 plog = PartitionLog.create(self._pick_dir() / f"{topic}-{p}", topic, p, config)
+                topic_ids.write(plog.directory, topic_id)
                 logs.append(self._clocked(plog))
                 self._count(plog, 1)
                 yield p + 1
             self.topics[topic] = logs
+            self._name_topic(topic, topic_id)
             if overrides:
                 self._settings_changed.set()
         except BaseException:
@@ -344,6 +366,7 @@ class LogManager:
         to ``...-delete`` and removed.
         """
         logs = self.topics.pop(topic)
+        self.topics_by_id.pop(self.topic_ids.pop(topic, topic_ids.ZERO), None)
         self.deleting.add(topic)
         try:
             doomed = []

@@ -1,4 +1,4 @@
-"""CreateTopics v0-v4 in process: Kafka's per-topic error codes, at every version boundary.
+"""CreateTopics v0-v7 in process: Kafka's per-topic error codes, at every version boundary.
 
 v1 adds validate_only and error messages, v2 throttle_time_ms, v4 "-1 means
 the broker's default" for the partition count and replication factor.  What
@@ -111,3 +111,22 @@ async def test_a_failed_create_is_a_storage_error(broker: InProcessBroker) -> No
     (broker.data_dir / "ct-blocked-0").write_text("a file where the partition directory goes")
     got = (await create(broker, 4, spec("ct-blocked", 1)))["ct-blocked"]
     assert got.error_code == ErrorCode.KAFKA_STORAGE_ERROR and got.error_message
+
+
+@pytest.mark.parametrize("version", [5, 6, 7])
+async def test_v5_answers_what_the_topic_was_made_with(broker: InProcessBroker, version: int) -> None:
+    with_config = {**spec(f"ct{version}-made", 3), "configs": [{"name": "retention.ms", "value": "5000"}]}
+    got = await create(broker, version, with_config, spec(f"ct{version}-bad", 0))
+    made = got[f"ct{version}-made"]
+    assert (made.error_code, made.num_partitions, made.replication_factor) == (0, 3, 1)
+    configs = {c.name: (c.value, c.config_source, c.read_only) for c in made.configs}
+    assert configs["retention.ms"] == ("5000", 1, False)  # the topic's own setting
+    assert configs["segment.bytes"][1] == 5  # the broker's default
+    bad = got[f"ct{version}-bad"]
+    assert (bad.num_partitions, bad.replication_factor, list(bad.configs)) == (-1, -1, [])
+    if version >= 7:
+        assert made.topic_id == broker.broker.logs.topic_ids[f"ct{version}-made"] != bytes(16)
+    dry = (await create(broker, version, spec(f"ct{version}-dry", 2), validate_only=True))[f"ct{version}-dry"]
+    assert (dry.error_code, dry.num_partitions) == (0, 2) and dry.configs
+    if version >= 7:
+        assert dry.topic_id == bytes(16)  # only validated: no topic, no id

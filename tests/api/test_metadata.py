@@ -1,11 +1,13 @@
-"""Metadata v0-v8 in process: topics, partitions and this broker, at every version boundary.
+"""Metadata v0-v13 in process: topics, partitions and this broker, at every version boundary.
 
 v0: an empty topic list means every (non-internal) topic; v1+: null means
 every topic (internal ones marked), empty means none, and the controller,
 rack and is_internal appear; v2 the cluster id (kept in meta.properties);
 v3 throttle_time_ms; v4 the client's allow_auto_topic_creation; v5 offline
 replicas; v7 leader epochs (-1); v8 authorized operations (INT32_MIN: not
-asked for).  What can fail: "all" vs "none" confused, a field missing, the
+asked for); v9 flexible; v10 topic ids (and topics asked by id); v11 no
+cluster operations; v12 a null name for an unknown id; v13 a top-level
+error.  What can fail: "all" vs "none" confused, a field missing, the
 cluster id changing across a restart, auto-creation ignoring a flag.
 """
 
@@ -29,7 +31,7 @@ def broker(make_broker: Any) -> InProcessBroker:
 
 async def md(b: InProcessBroker, version: int, topics: list[str] | None, *, auto: bool = True) -> Any:
     body = {
-        "topics": None if topics is None else [{"name": t} for t in topics],
+        "topics": None if topics is None else [{"name": t, "topic_id": bytes(16)} for t in topics],
         "allow_auto_topic_creation": auto,
         "include_cluster_authorized_operations": False,
         "include_topic_authorized_operations": False,
@@ -37,12 +39,21 @@ async def md(b: InProcessBroker, version: int, topics: list[str] | None, *, auto
     return await b.request(METADATA, version, body)
 
 
+def by_id_body(topic_id: bytes) -> dict[str, Any]:
+    return {
+        "topics": [{"name": None, "topic_id": topic_id}],
+        "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": False,
+        "include_topic_authorized_operations": False,
+    }
+
+
 def cluster_id_on_disk(b: InProcessBroker) -> str:
     text = (b.data_dir / "meta.properties").read_text()
     return next(line.split("=", 1)[1] for line in text.splitlines() if line.startswith("cluster.id="))
 
 
-@pytest.mark.parametrize("version", range(9))
+@pytest.mark.parametrize("version", range(14))
 async def test_metadata_fields_per_version(broker: InProcessBroker, version: int) -> None:
     topic = f"md-v{version}"
     resp = await md(broker, version, [topic])
@@ -65,9 +76,10 @@ async def test_metadata_fields_per_version(broker: InProcessBroker, version: int
         assert resp.throttle_time_ms == 0
     if version >= 8:
         assert t.topic_authorized_operations == -(2**31)  # not asked for
-        assert resp.cluster_authorized_operations == -(2**31)
+        if version <= 10:
+            assert resp.cluster_authorized_operations == -(2**31)
         asked = {
-            "topics": [{"name": t.name}],
+            "topics": [{"name": t.name, "topic_id": bytes(16)}],
             "allow_auto_topic_creation": False,
             "include_cluster_authorized_operations": True,
             "include_topic_authorized_operations": True,
@@ -77,7 +89,31 @@ async def test_metadata_fields_per_version(broker: InProcessBroker, version: int
         assert answer.topics[0].topic_authorized_operations == sum(
             1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11)
         )
-        assert answer.cluster_authorized_operations == sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+        if version <= 10:
+            assert answer.cluster_authorized_operations == sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+    if version >= 10:
+        topic_id = broker.broker.logs.topic_ids[topic]
+        assert t.topic_id == topic_id and topic_id != bytes(16)
+        by_id = await broker.request(METADATA, version, by_id_body(topic_id))
+        assert (by_id.topics[0].name, by_id.topics[0].error_code) == (topic, 0)
+        stranger = bytes(range(16))
+        missing = (await broker.request(METADATA, version, by_id_body(stranger))).topics[0]
+        assert (missing.error_code, missing.topic_id) == (ErrorCode.UNKNOWN_TOPIC_ID, stranger)
+    if version >= 13:
+        assert resp.error_code == 0
+
+
+async def test_topic_ids_survive_restarts_and_change_with_the_topic(make_broker: Any) -> None:
+    b = make_broker()
+    await md(b, 12, ["kept"])
+    first = b.broker.logs.topic_ids["kept"]
+    assert "topic_id: " in (b.data_dir / "kept-0" / "partition.metadata").read_text()
+    b.restart()
+    assert b.broker.logs.topic_ids["kept"] == first
+    await b.broker.logs.delete_topic("kept")
+    await md(b, 12, ["kept"])  # made again: another topic, another id
+    assert b.broker.logs.topic_ids["kept"] != first
+    assert first not in b.broker.logs.topics_by_id
 
 
 async def test_all_topics_vs_no_topics(broker: InProcessBroker) -> None:

@@ -152,11 +152,6 @@ def test_hypothesis_garbage(shared: BrokerProcess, healthy: Healthy) -> None:
 # ============================================== 10. bad size prefix, short frame, junk
 
 
-def _trailing_junk() -> bytes:
-    frame = kproto.encode_request(METADATA, 0, 1, metadata_body("t"), client_id="x")
-    return kproto.add_prefix(frame[4:] + b"junk")
-
-
 def _body_cut_short() -> bytes:
     frame = kproto.encode_request(PRODUCE, 0, 1, produce_body("t", 0, build_message_set([(None, b"v" * 50)])))
     return kproto.add_prefix(frame[4:-20])
@@ -188,7 +183,6 @@ BAD_FRAMES: dict[str, tuple[bytes, str]] = {
     "min-int-size": (struct.pack(">i", -(2**31)), r"negative frame size -2147483648"),
     "zero-length": (struct.pack(">i", 0), r"request frame of 4 bytes is shorter than a header"),
     "shorter-than-header": (kproto.add_prefix(b"\x00\x03\x00"), r"request frame of 7 bytes is shorter than"),
-    "trailing-junk": (_trailing_junk(), r"malformed request: 4 unexpected bytes after MetadataRequest"),
     "body-cut-short": (_body_cut_short(), r"malformed request: cannot decode ProduceRequest"),
     "huge-array-count": (_huge_array_count(), r"malformed request: cannot decode MetadataRequest"),
     "negative-array-count": (_negative_array_count(), r"malformed request: "),
