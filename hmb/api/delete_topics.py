@@ -1,6 +1,9 @@
-"""DeleteTopics v0-v3: remove topics and their partition logs from disk.
+"""DeleteTopics v0-v6: remove topics and their partition logs from disk.
 
 An unknown (or illegal) name is UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
+v4+ are flexible, v5 adds an error message, v6 names topics by name or by
+id (KIP-516): an id no topic has is UNKNOWN_TOPIC_ID, and each answer
+carries both the name and the id.
 ``__consumer_offsets`` is refused (INVALID_TOPIC_EXCEPTION): it is internal,
 Kafka does not delete it either, and this broker keeps committed offsets in
 it.  Deletion is complete when the answer leaves (the files are closed and
@@ -16,6 +19,7 @@ from typing import Any
 from hmb.api.authz import allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.log.topic_ids import ZERO as ZERO_ID
 from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 
@@ -39,9 +43,28 @@ async def _delete(ctx: RequestContext, name: str) -> int:
     return ErrorCode.NONE
 
 
-@handles(ApiKey.DELETE_TOPICS, versions=(0, 3))
+def _answer(name: str | None, topic_id: bytes, code: int) -> dict[str, Any]:
+    message = None if code == ErrorCode.NONE else ErrorCode(code).name
+    return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
+
+
+@handles(ApiKey.DELETE_TOPICS, versions=(0, 6))
 async def handle(ctx: RequestContext) -> Reply:
+    body = ctx.request.body
     responses: list[dict[str, Any]] = []
-    for name in ctx.request.body.topic_names:
-        responses.append({"name": name, "error_code": await _delete(ctx, name)})
+    if ctx.request.version < 6:
+        for name in body.topic_names:
+            topic_id = ctx.logs.topic_ids.get(name, ZERO_ID)
+            responses.append(_answer(name, topic_id, await _delete(ctx, name)))
+        return {"throttle_time_ms": 0, "responses": responses}
+    for topic in body.topics:
+        name, topic_id = topic.name, bytes(topic.topic_id)
+        if name is None:
+            name = ctx.logs.topics_by_id.get(topic_id)
+            if name is None:
+                responses.append(_answer(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
+                continue
+        else:
+            topic_id = ctx.logs.topic_ids.get(name, ZERO_ID)
+        responses.append(_answer(name, topic_id, await _delete(ctx, name)))
     return {"throttle_time_ms": 0, "responses": responses}

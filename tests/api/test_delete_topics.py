@@ -1,6 +1,7 @@
-"""DeleteTopics v0-v3 in process: topics and their files gone when the answer leaves.
+"""DeleteTopics v0-v6 in process: topics and their files gone when the answer leaves.
 
-v1 adds throttle_time_ms; v2 and v3 change nothing the broker answers.
+v1 adds throttle_time_ms; v2 and v3 change nothing the broker answers; v4
+is flexible; v5 adds error messages; v6 names topics by name or by id.
 What can fail: partition logs left on disk, a deleted name not free again,
 the internal offsets topic deleted, a fetch waiting on a deleted partition
 until its timeout.
@@ -28,7 +29,12 @@ def broker(make_broker: Any) -> InProcessBroker:
 
 
 async def delete(b: InProcessBroker, version: int, *names: str) -> dict[str, int]:
-    resp = await b.request(DELETE, version, {"topic_names": list(names), "timeout_ms": 5000})
+    body = {
+        "topic_names": list(names),
+        "topics": [{"name": n, "topic_id": bytes(16)} for n in names],
+        "timeout_ms": 5000,
+    }
+    resp = await b.request(DELETE, version, body)
     if version >= 1:
         assert resp.throttle_time_ms == 0
     return {r.name: r.error_code for r in resp.responses}
@@ -39,7 +45,7 @@ async def produce(b: InProcessBroker, topic: str, value: bytes, partition: int =
     return resp.responses[0].partition_responses[0]
 
 
-@pytest.mark.parametrize("version", range(4))
+@pytest.mark.parametrize("version", range(7))
 async def test_delete_topics_per_version(broker: InProcessBroker, version: int) -> None:
     topic = f"dt{version}"
     assert (await create(broker, 0, spec(topic, 2)))[topic].error_code == 0
@@ -56,6 +62,35 @@ async def test_delete_topics_per_version(broker: InProcessBroker, version: int) 
     assert (await create(broker, 0, spec(topic, 1)))[topic].error_code == 0
     p = await produce(broker, topic, b"after")
     assert (p.error_code, p.base_offset) == (0, 0)
+
+
+@pytest.mark.parametrize("version", [5, 6])
+async def test_v6_deletes_by_id_and_answers_names_ids_and_messages(
+    broker: InProcessBroker, version: int
+) -> None:
+    await create(broker, 4, spec("by-id", 1))
+    topic_id = broker.broker.logs.topic_ids["by-id"]
+    stranger = bytes(range(16))
+    if version >= 6:
+        topics = [{"name": None, "topic_id": topic_id}, {"name": None, "topic_id": stranger}]
+    else:
+        topics = []
+    body = {"topic_names": ["by-id", "nope"], "topics": topics, "timeout_ms": 5000}
+    answers = (await broker.request(DELETE, version, body)).responses
+    if version >= 6:
+        assert [(r.name, r.topic_id, r.error_code) for r in answers] == [
+            ("by-id", topic_id, ErrorCode.NONE),
+            (None, stranger, ErrorCode.UNKNOWN_TOPIC_ID),
+        ]
+        assert answers[1].error_message
+    else:
+        assert [(r.name, r.error_code) for r in answers] == [
+            ("by-id", ErrorCode.NONE),
+            ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        ]
+        assert answers[0].error_message is None and answers[1].error_message
+    assert await partitions_of(broker, "by-id") is None
+    assert topic_id not in broker.broker.logs.topics_by_id
 
 
 async def test_deleted_topic_stays_deleted_after_a_clean_restart(broker: InProcessBroker) -> None:
