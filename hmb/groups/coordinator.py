@@ -57,6 +57,7 @@ import trio
 
 from hmb.clock import Clock
 from hmb.groups.states import Action, GroupEvent, GroupState, transition
+from hmb.groups.subscription import CONSUMER_PROTOCOL_TYPE, SubscriptionFormatError, subscribed_topics
 from kproto import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -543,6 +544,39 @@ class GroupCoordinator:
         if g.members:
             return ErrorCode.UNKNOWN_MEMBER_ID  # a simple commit into an active group would undo its work
         return ErrorCode.NONE
+
+    def delete(self, group_id: str) -> int:
+        """DeleteGroups' membership side: forget an Empty group (NON_EMPTY_GROUP while it has
+        members; NONE for a group the coordinator does not know, whose offsets may still exist)."""
+        g = self.groups.get(group_id)
+        if g is None:
+            return ErrorCode.NONE
+        if g.members:
+            return ErrorCode.NON_EMPTY_GROUP
+        del self.groups[group_id]
+        self._deadlines_changed()
+        log.info("group %s deleted", group_id)
+        return ErrorCode.NONE
+
+    def subscribed_topics(self, group_id: str) -> set[str]:
+        """The topics the members of a ``consumer`` group subscribe to (OffsetDelete's guard).
+
+        Read from each member's metadata for the group's protocol (or, before a
+        protocol is chosen, for any protocol it offered); unreadable metadata
+        subscribes to nothing.
+        """
+        g = self.groups.get(group_id)
+        if g is None or g.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return set()
+        topics: set[str] = set()
+        for m in g.members.values():
+            offered = [meta for name, meta in m.protocols if not g.protocol_name or name == g.protocol_name]
+            for meta in offered:
+                try:
+                    topics.update(subscribed_topics(meta))
+                except SubscriptionFormatError:
+                    continue
+        return topics
 
     def describe(self, group_id: str) -> Group | None:
         return self.groups.get(group_id)

@@ -9,6 +9,11 @@ schemas (``GroupMetadataManager``), so Kafka tooling could read the log:
     value (version 3) => version int16, offset int64, leader_epoch int32,
                          metadata string, commit_timestamp int64
 
+Deleting offsets (DeleteGroups, OffsetDelete) appends Kafka's tombstones: the
+offset's key with a null value, and for a deleted group also a null value
+under its group metadata key (version 2: ``version int16, group string``),
+so a compacting reader of the topic forgets both.
+
 A commit is written as value version 3 (it carries the leader epoch the
 consumer saw, KIP-320), or version 1 when the client asked for a retention
 time (OffsetCommit v2-v4), the only schema with an expire timestamp, as
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -38,6 +43,7 @@ TOPIC = "__consumer_offsets"
 INT64_MAX = 2**63 - 1
 
 _STRING = PascalString(Int16sb, "utf-8")
+GROUP_METADATA_KEY = Struct("version" / Int16sb, "group" / _STRING)  # version 2
 OFFSET_KEY = Struct("version" / Int16sb, "group" / _STRING, "topic" / _STRING, "partition" / Int32sb)
 OFFSET_VALUE = Struct(  # version 1
     "version" / Int16sb,
@@ -180,3 +186,32 @@ class OffsetStore:
         await self.plog.append(build_message_set(records, magic=1))
         for e, committed in stored:
             self._offsets[(group, e.topic, e.partition)] = committed
+
+    async def delete(
+        self, group: str, partitions: Iterable[tuple[str, int]] | None = None
+    ) -> list[tuple[str, int]]:
+        """Remove committed offsets durably: tombstones first, then from memory.
+
+        ``partitions`` None deletes the whole group: every offset and its
+        group metadata key.  Returns the (topic, partition)s that had an
+        offset; partitions without one are skipped, as Kafka writes no
+        tombstone for them.
+        """
+        if partitions is None:
+            doomed = [(t, p) for (g, t, p) in self._offsets if g == group]
+        else:
+            doomed = [(t, p) for t, p in dict.fromkeys(partitions) if (group, t, p) in self._offsets]
+        now = self.wall_ms()
+        records: list[tuple[bytes, None, int]] = [
+            (OFFSET_KEY.build({"version": 1, "group": group, "topic": t, "partition": p}), None, now)
+            for t, p in doomed
+        ]
+        if partitions is None:
+            records.append((GROUP_METADATA_KEY.build({"version": 2, "group": group}), None, now))
+        before = {(group, t, p): self._offsets[(group, t, p)] for t, p in doomed}
+        if records:
+            await self.plog.append(build_message_set(records, magic=1))
+        for key, committed in before.items():
+            if self._offsets.get(key) is committed:  # not committed again while the tombstones were written
+                del self._offsets[key]
+        return doomed

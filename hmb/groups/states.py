@@ -25,8 +25,9 @@ Rules of this module:
 * The guards (when an event happens) live in the coordinator; which events
   exist and where they lead live here.
 * Empty means "no members" (a group with only KIP-394 pending member ids is
-  Empty).  Dead is never entered: groups are not deleted, the value is what
-  DescribeGroups reports for a group the broker does not know.
+  Empty).  Dead is never entered: a deleted group (DeleteGroups, Empty
+  groups only) is forgotten at once, and the value is what DescribeGroups
+  reports for a group the broker does not know.
 * Leaving CompletingRebalance, by any transition, wakes the SyncGroups
   waiting on that generation: they get their assignment if the group became
   Stable, REBALANCE_IN_PROGRESS or UNKNOWN_MEMBER_ID otherwise.

@@ -63,6 +63,10 @@ class TopicBeingCreatedError(Exception):
     """A topic of this name is being created by another request."""
 
 
+class PartitionCountError(ValueError):
+    """A new partition count that is not an increase (INVALID_PARTITIONS)."""
+
+
 def validate_topic_name(name: str) -> None:
     if name in (".", "..") or not _LEGAL.fullmatch(name):
         raise InvalidTopicError(
@@ -86,6 +90,16 @@ def _remove_all(directories: list[Path]) -> None:
     """Remove renamed partition directories, in one worker thread rather than one each."""
     for directory in directories:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+async def _run_steps(steps: Generator[int, None, None], yield_every: int) -> None:
+    """Run a creation generator, letting other tasks run every ``yield_every`` steps."""
+    try:
+        for done in steps:
+            if done % yield_every == 0:
+                await trio.sleep(0)
+    finally:
+        steps.close()  # cancelled half-way: the generator removes what it created
 
 
 TOPIC_CONFIGS = "topic-configs"  # the directory of the topics' overrides, in the first log dir
@@ -115,6 +129,8 @@ class LogManager:
         # Names being created by :meth:`create_topic_async`, which yields between
         # partitions: the name must not be created (or half-seen) a second time meanwhile.
         self.creating: set[str] = set()
+        # Topics being given more partitions by :meth:`add_partitions_async` (which yields).
+        self.growing: set[str] = set()
         self._cluster_id: str | None = None
         self._producer_ids: ProducerIdManager | None = None
         self.wall: Callable[[], float] = time.time  # the broker's clock (hmb.clock): retention, segment.ms
@@ -303,13 +319,7 @@ class LogManager:
         every ``yield_every`` partitions.  A CreateTopics request may ask for 9,999
         partitions, ~0.4-1 ms of file creation each; in one piece that stalled every
         client of the broker for up to 11 s."""
-        steps = self._create_steps(topic, partitions, overrides)
-        try:
-            for done in steps:
-                if done % yield_every == 0:
-                    await trio.sleep(0)
-        finally:
-            steps.close()  # cancelled half-way: the generator removes what it created
+        await _run_steps(self._create_steps(topic, partitions, overrides), yield_every)
         return self.topics[topic]
 
     def _create_steps(
@@ -336,27 +346,83 @@ class LogManager:
             if overrides:
                 self.topic_configs.set(topic, overrides)
             topic_id = topic_ids.new_topic_id()
-            for p in range(partitions):
-                plog = PartitionLog.create(self._pick_dir() / f"{topic}-{p}", topic, p, config)
-                topic_ids.write(plog.directory, topic_id)
-                logs.append(self._clocked(plog))
-                self._count(plog, 1)
-                yield p + 1
+            yield from self._open_new(topic, range(partitions), config, logs, topic_id)
             self.topics[topic] = logs
             self._name_topic(topic, topic_id)
             if overrides:
                 self._settings_changed.set()
         except BaseException:
             # all or nothing: half a topic on disk would come back as a topic at the next start
-            for plog in logs:
-                plog.close()
-                self._count(plog, -1)
-                shutil.rmtree(plog.directory, ignore_errors=True)
+            self._discard(logs)
             self.topic_configs.remove(topic)
             raise
         finally:
             self.creating.discard(topic)
         log.info("created topic %s with %d partition(s)", topic, partitions)
+
+    def _open_new(
+        self, topic: str, numbers: range, config: LogConfig, into: list[PartitionLog], topic_id: bytes
+    ) -> Generator[int, None, None]:
+        """Make empty partitions ``numbers`` of ``topic`` into ``into``, yielding how many so far."""
+        for done, p in enumerate(numbers, 1):
+            plog = PartitionLog.create(self._pick_dir() / f"{topic}-{p}", topic, p, config)
+            topic_ids.write(plog.directory, topic_id)
+            into.append(self._clocked(plog))
+            self._count(plog, 1)
+            yield done
+
+    def _discard(self, logs: list[PartitionLog]) -> None:
+        """Close and remove partitions made by a step that failed or was cancelled."""
+        for plog in logs:
+            plog.close()
+            self._count(plog, -1)
+            shutil.rmtree(plog.directory, ignore_errors=True)
+
+    def add_partitions(self, topic: str, count: int) -> list[PartitionLog]:
+        """Grow ``topic`` to ``count`` partitions (KeyError: no such topic; PartitionCountError:
+        not an increase)."""
+        for _ in self._grow_steps(topic, count):
+            pass
+        return self.topics[topic]
+
+    async def add_partitions_async(self, topic: str, count: int, yield_every: int = 16) -> list[PartitionLog]:
+        """:meth:`add_partitions` for a request handler: other connections run every
+        ``yield_every`` new partitions, as while creating a topic."""
+        await _run_steps(self._grow_steps(topic, count), yield_every)
+        return self.topics[topic]
+
+    def _grow_steps(self, topic: str, count: int) -> Generator[int, None, None]:
+        """Open the new partitions one by one; all or nothing.
+
+        Clients see the new count at once when the last one is open (Metadata
+        never shows half of them); until then the topic's name is in
+        :attr:`growing` and a second request to grow it is refused.
+        """
+        current = self.topics.get(topic)
+        if current is None or topic in self.deleting:
+            raise KeyError(topic)
+        if topic in self.growing:
+            raise PartitionCountError(f"topic {topic!r} is already being given more partitions")
+        if count <= len(current):
+            raise PartitionCountError(
+                f"topic {topic!r} has {len(current)} partition(s); {count} would not be an increase"
+            )
+        added: list[PartitionLog] = []
+        self.growing.add(topic)
+        try:
+            topic_id = self.topic_ids.get(topic) or topic_ids.new_topic_id()
+            yield from self._open_new(
+                topic, range(len(current), count), self.config_of(topic), added, topic_id
+            )
+            if self.topics.get(topic) is not current:  # deleted (or replaced) meanwhile
+                raise KeyError(topic)
+            self.topics[topic] = current + added
+        except BaseException:
+            self._discard(added)
+            raise
+        finally:
+            self.growing.discard(topic)
+        log.info("topic %s now has %d partition(s)", topic, count)
 
     async def delete_topic(self, topic: str) -> None:
         """Remove ``topic`` and its partition directories (KeyError if there is no such topic).

@@ -61,11 +61,11 @@ async def test_advertised_table(broker: InProcessBroker) -> None:
     expected = {
         ApiKey.PRODUCE: (0, 8),
         ApiKey.FETCH: (0, 11),
-        ApiKey.LIST_OFFSETS: (0, 5),
-        ApiKey.METADATA: (0, 8),
+        ApiKey.LIST_OFFSETS: (0, 11),
+        ApiKey.METADATA: (0, 13),
         ApiKey.FIND_COORDINATOR: (0, 2),
         ApiKey.INIT_PRODUCER_ID: (0, 1),
-        ApiKey.CREATE_TOPICS: (0, 4),
-        ApiKey.DELETE_TOPICS: (0, 3),
+        ApiKey.CREATE_TOPICS: (0, 7),
+        ApiKey.DELETE_TOPICS: (0, 6),
     }
     assert {k: table(resp).get(k) for k in expected} == expected
