@@ -318,8 +318,9 @@ class Consumer:
         """Records from the assigned partitions, waiting up to ``timeout`` seconds for one.
 
         Returns at most ``max_records`` (default ``max_poll_records``) and advances the
-        positions past them; an empty list when nothing arrived in time.  Raises an error
-        that needs the caller (see the module docstring) before returning records.
+        positions past them; an empty list when nothing arrived in time.  An error that
+        needs the caller (see the module docstring) is raised once the records fetched
+        before it have been returned.
         """
         self._check_open()
         limit = max_records or self.config.max_poll_records
@@ -333,10 +334,11 @@ class Consumer:
                 while not self._membership.callbacks:  # listener calls come before records
                     if not self._table.parts and self._membership.subscription is None:
                         raise IllegalStateError("poll() with no partitions assigned: call assign() first")
-                    self._raise_errors()
                     out = self._take(limit)
                     if out:
                         break
+                    # an error comes after the records fetched before it, as Kafka's consumer has it
+                    self._raise_errors()
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         return out
