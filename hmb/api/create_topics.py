@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from hmb.api.authz import may_create_topic
 from hmb.api.context import Reply, RequestContext
@@ -108,8 +108,17 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
     return count
 
 
-def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
-    """The number of partitions ``topic`` may be created with, or :class:`_RefusedError`."""
+class _Plan(NamedTuple):
+    """A topic that passed every check: its answer so far, its partition count and settings."""
+
+    result: dict[str, Any]
+    name: str
+    partitions: int
+    overrides: dict[str, str]
+
+
+def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> tuple[int, dict[str, str]]:
+    """The partition count and settings ``topic`` may be created with, or :class:`_RefusedError`."""
     logs = ctx.logs
     if duplicated:
         raise _RefusedError(
@@ -127,9 +136,7 @@ def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} is being created")
     if topic.name in logs.deleting:  # as Kafka answered while a deletion was under way
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} is marked for deletion")
-    count = _partition_count(ctx, topic)
-    overrides_of(ctx, topic)
-    return count
+    return _partition_count(ctx, topic), overrides_of(ctx, topic)
 
 
 def overrides_of(ctx: RequestContext, topic: Any) -> dict[str, str]:
@@ -150,31 +157,30 @@ def overrides_of(ctx: RequestContext, topic: Any) -> dict[str, str]:
     return overrides
 
 
-async def _create_one(ctx: RequestContext, topic: Any, count: int) -> tuple[int, str | None]:
+async def _create_one(ctx: RequestContext, plan: _Plan) -> tuple[int, str | None]:
     try:
-        await ctx.logs.create_topic_async(topic.name, count, overrides_of(ctx, topic))
+        await ctx.logs.create_topic_async(plan.name, plan.partitions, plan.overrides)
     except (TopicBeingCreatedError, TopicBeingDeletedError) as exc:  # another request got there first
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, str(exc)) from None
     except OSError as exc:
-        log.error("creating topic %s failed: %s", topic.name, exc)
+        log.error("creating topic %s failed: %s", plan.name, exc)
         raise _RefusedError(
             ErrorCode.KAFKA_STORAGE_ERROR, f"creating the partition logs failed: {exc.strerror}"
         ) from None
     return ErrorCode.NONE, None
 
 
-def _created(ctx: RequestContext, result: dict[str, Any], topic: Any, count: int) -> None:
+def _created(ctx: RequestContext, plan: _Plan) -> None:
     """v5+: what the topic was (or, validating, would be) made with: partitions,
     replication, every setting with its source; v7+ its id."""
-    overrides = overrides_of(ctx, topic)
-    if topic.name in ctx.logs.topics:
-        entries = ctx.settings.describe_topic(topic.name)
+    if plan.name in ctx.logs.topics:
+        entries = ctx.settings.describe_topic(plan.name)
     else:
-        entries = ctx.settings.describe_new_topic(overrides)
-    result.update(
-        num_partitions=count,
+        entries = ctx.settings.describe_new_topic(plan.overrides)
+    plan.result.update(
+        num_partitions=plan.partitions,
         replication_factor=1,
-        topic_id=ctx.logs.topic_ids.get(topic.name, ZERO_ID),
+        topic_id=ctx.logs.topic_ids.get(plan.name, ZERO_ID),
         configs=[
             {
                 "name": e.name,
@@ -194,7 +200,7 @@ async def handle(ctx: RequestContext) -> Reply:
     validate_only = bool(ctx.request.version >= 1 and body.validate_only)
     names = Counter(t.name for t in body.topics)
     results: list[dict[str, Any]] = []
-    planned: list[tuple[dict[str, Any], Any, int]] = []
+    planned: list[_Plan] = []
     for topic in body.topics:
         result: dict[str, Any] = {
             "name": topic.name,
@@ -207,24 +213,26 @@ async def handle(ctx: RequestContext) -> Reply:
             "topic_id": ZERO_ID,
         }
         try:
-            planned.append((result, topic, _check_one(ctx, topic, names[topic.name] > 1)))
+            count, overrides = _check_one(ctx, topic, names[topic.name] > 1)
+            planned.append(_Plan(result, topic.name, count, overrides))
         except _RefusedError as exc:
             result.update(error_code=exc.code, error_message=str(exc))
         results.append(result)
-    if sum(1 + count for _, _, count in planned) > MAX_RECORDS_PER_REQUEST:
+    if sum(1 + plan.partitions for plan in planned) > MAX_RECORDS_PER_REQUEST:
         log.warning(
-            "refusing CreateTopics for %d partitions: more than Kafka's bound", sum(c for *_, c in planned)
+            "refusing CreateTopics for %d partitions: more than Kafka's bound",
+            sum(p.partitions for p in planned),
         )
         for result in results:
             result.update(error_code=ErrorCode.POLICY_VIOLATION, error_message=EXCESSIVE_BATCH)
     else:
-        for result, topic, count in planned:
+        for plan in planned:
             if not validate_only:
                 try:
-                    code, message = await _create_one(ctx, topic, count)
+                    code, message = await _create_one(ctx, plan)
                 except _RefusedError as exc:
                     code, message = exc.code, str(exc)
-                result.update(error_code=code, error_message=message)
-            if ctx.request.version >= 5 and result["error_code"] == ErrorCode.NONE:
-                _created(ctx, result, topic, count)
+                plan.result.update(error_code=code, error_message=message)
+            if ctx.request.version >= 5 and plan.result["error_code"] == ErrorCode.NONE:
+                _created(ctx, plan)
     return {"throttle_time_ms": 0, "topics": results}
