@@ -16,9 +16,8 @@ from hmb_client.connection import CLIENT_VERSIONS, BrokerConnection
 from hmb_client.errors import error_for
 from hmb_client.sasl import scram_salted_password
 from kproto import ApiKey
-from kproto.acl import Operation, PatternType, Permission, ResourceType
+from kproto.acl import SCRAM_MECHANISMS, Operation, PatternType, Permission, ResourceType
 
-SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
 SCRAM_NAMES = {number: name for name, number in SCRAM_MECHANISMS.items()}
 
 

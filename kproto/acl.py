@@ -1,5 +1,6 @@
 """The codes of Kafka's ACL model as the ACL requests carry them: resource types,
-pattern types, operations and permissions, with kafka-acls.sh's names.
+pattern types, operations and permissions, with kafka-acls.sh's names; and the
+SCRAM mechanisms' numbers of the SCRAM credential requests.
 
 Broker and client both read and write these numbers, so they live with the
 codec.  ``parse_enum`` reads the names the tools take (``Read``,
@@ -13,6 +14,9 @@ import enum
 from typing import TypeVar
 
 E = TypeVar("E", bound=enum.IntEnum)
+
+#: SCRAM mechanisms by name -> the number the SCRAM credential requests carry
+SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
 
 
 class ResourceType(enum.IntEnum):

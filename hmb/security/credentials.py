@@ -16,10 +16,11 @@ import os
 from pathlib import Path
 
 from hmb.security.scram import HASHES, MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, credential_from_salted
+from kproto.acl import SCRAM_MECHANISMS
 
 FILE_NAME = "scram-credentials.json"
 
-MECHANISM_IDS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
+MECHANISM_IDS = SCRAM_MECHANISMS  # the wire numbers, kproto.acl
 """Kafka's ScramMechanism numbers, as the credential requests carry them."""
 MECHANISM_NAMES = {number: name for name, number in MECHANISM_IDS.items()}
 
