@@ -106,6 +106,7 @@ class Connection:
                         )
                     return
                 decoder.feed(data)
+                del data  # an idle connection holds no old bytes
                 try:
                     while (frame := decoder.next_frame()) is not None:
                         try:
@@ -129,12 +130,15 @@ class Connection:
         async with receive:
             while True:
                 try:
-                    frame = receive.receive_nowait()
+                    frame: bytes | None = receive.receive_nowait()
                 except (trio.WouldBlock, trio.EndOfChannel):
+                    frame = None  # wait below, outside this block: an idle connection keeps no exception
+                if frame is None:
                     # nothing queued: answer what is pending, then wait (a checkpoint)
                     if pending:
                         await send_all(pending)
                         pending = bytearray()
+                    reply = None  # an idle connection holds no old answer
                     try:
                         frame = await receive.receive()
                     except trio.EndOfChannel:

@@ -68,6 +68,8 @@ class PlainTransport:
             try:
                 data = os.read(self._fd, READ_SIZE)
             except BlockingIOError:
+                data = None  # wait below, outside this block: a waiting connection keeps no exception
+            if data is None:
                 self._streaming = False
                 await trio.lowlevel.wait_readable(self._sock)
                 continue
