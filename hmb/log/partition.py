@@ -21,7 +21,6 @@ Rules of this module:
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -43,9 +42,9 @@ from hmb.log.errors import (
     RecordListTooLargeError,
     TransactionalBatchError,
 )
+from hmb.log.producer_persistence import rebuild_from_log, restore_snapshot, write_snapshot
 from hmb.log.producer_state import ProducerStateManager
 from hmb.log.region import FileRegion
-from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
 from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch, find_in_segments, segment_max_timestamp
@@ -56,11 +55,6 @@ from kproto.records.entry import MAGIC_OFFSET
 from kproto.records.log_append_time import stamp_log_append_time
 
 log = logging.getLogger(__name__)
-
-# Written at a clean shutdown: the producer state at the log end offset.  Empty (no
-# disk block) when there is no producer; absent, unreadable or of another offset, the
-# state is rebuilt from the batch headers instead.
-PRODUCER_SNAPSHOT = "producer-state.json"
 
 
 class AppendInfo(NamedTuple):
@@ -190,8 +184,11 @@ class PartitionLog:
                 segments[base] = seg
             if not segments:
                 segments[0] = self._new_segment(0)
-            if not (self._clean and self._restore_producer_state(segments.last.next_offset)):
-                self._rebuild_producer_state(segments)
+            restored = restore_snapshot(self.directory, segments.last.next_offset) if self._clean else None
+            if restored is None:
+                rebuild_from_log(segments, self.producers)
+            else:
+                self.producers = restored
             self._segments = segments
             return segments
 
@@ -345,27 +342,6 @@ class PartitionLog:
         """The highest producer id this partition's recent batches carry (-1: none)."""
         self.segments  # noqa: B018 - the state is rebuilt when the files are read
         return max(self.producers.producers, default=-1)
-
-    def _rebuild_producer_state(self, segments: SegmentMap, count: int = 2) -> None:
-        """Producer sequence state from the batch headers of the last ``count`` segments.
-
-        A producer idle for longer is unknown afterwards and may continue at
-        any sequence, as Kafka treats a producer whose state has expired.
-        """
-        for seg in list(segments.values())[-count:]:
-            for entry in seg.entries():
-                if isinstance(entry, BadEntry):
-                    break
-                info = producer_info(seg.fd, entry)
-                if info is not None:
-                    self.producers.record(
-                        info.producer_id,
-                        info.producer_epoch,
-                        info.base_sequence,
-                        info.record_count,
-                        info.base_offset,
-                        info.last_offset,
-                    )
 
     def _flush_due(self, state: _State) -> bool:
         cfg = self.config
@@ -561,38 +537,13 @@ class PartitionLog:
         if event is not None:
             event.set()
 
-    def _restore_producer_state(self, log_end_offset: int) -> bool:
-        """Take the producer state from the clean-shutdown snapshot, if it is of this log."""
-        path = self.directory / PRODUCER_SNAPSHOT
-        try:
-            text = path.read_text()
-            if not text:
-                return True  # no producer at all when the log was closed
-            data = json.loads(text)
-            if data["log_end_offset"] != log_end_offset:
-                return False
-            self.producers = ProducerStateManager.restore(data["producers"])
-            return True
-        except FileNotFoundError:
-            return False
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            log.warning("ignoring %s (%s): producer state rebuilt from the log", path, exc)
-            return False
-
-    def _write_producer_snapshot(self) -> None:
-        producers = self.producers.snapshot()
-        text = (
-            json.dumps({"log_end_offset": self.high_watermark, "producers": producers}) if producers else ""
-        )
-        try:
-            (self.directory / PRODUCER_SNAPSHOT).write_text(text)
-        except OSError as exc:  # the next start rebuilds it from the log
-            log.warning("could not write the producer state of %s-%d: %s", self.topic, self.partition, exc)
-
     def close(self) -> None:
         """Flush and close the files; the producer state goes to its snapshot."""
         if self._segments is not None and not self.deleted:
-            self._write_producer_snapshot()
+            try:
+                write_snapshot(self.directory, self.producers, self.high_watermark)
+            except OSError as exc:  # the next start rebuilds it from the log
+                log.warning("cannot write the producer state of %s-%d: %s", self.topic, self.partition, exc)
         for seg in (self._segments or {}).values():  # never read: nothing to close
             try:
                 seg.flush()
