@@ -10,9 +10,11 @@ Rules of this module:
 * Readers get file regions (:mod:`hmb.log.region`), not bytes: the network
   layer sends them with ``os.sendfile``.  The segment stays open while
   pinned by a reader.
-* Transactions are not supported: a transactional batch is refused
-  (:class:`~hmb.log.errors.TransactionalBatchError`) rather than stored as
-  if it were committed.
+* A transactional batch opens (or continues) its producer's transaction, a
+  marker (:meth:`PartitionLog.append_marker`) ends it; what is open and what
+  was aborted is :mod:`hmb.log.transactions`'s.  The last stable offset is
+  where read_committed readers stop; :meth:`PartitionLog.read` stops where
+  its caller says (``end_offset``).
 * Refusals are the log's own exceptions (:mod:`hmb.log.errors`), the
   codec's, or ``OSError``; which error code a client gets for them is the
   API layer's business.
@@ -36,6 +38,7 @@ import trio
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.errors import (
     DuplicateSequenceError,
+    InvalidProducerEpochError,
     MagicNotAllowedError,
     OffsetOutOfRangeError,
     PartitionDeletedError,
@@ -48,9 +51,11 @@ from hmb.log.region import FileRegion
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
 from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch, find_in_segments, segment_max_timestamp
+from hmb.log.transactions import PartitionTransactions
 from hmb.mvar import MVar
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
+from kproto.records.control import build_control_batch
 from kproto.records.entry import MAGIC_OFFSET
 from kproto.records.log_append_time import stamp_log_append_time
 
@@ -91,6 +96,7 @@ class PartitionLog:
         self._appended: trio.Event | None = None  # made when a fetch first waits (memory: 10,000 partitions)
         self._waited = False  # whether _appended was handed out since it was last replaced
         self.producers = ProducerStateManager()
+        self.txns = PartitionTransactions()
         self.deleted = False
         #: where DeleteRecords moved the log's start (0: the first segment's base decides)
         self.deleted_before = 0
@@ -184,9 +190,10 @@ class PartitionLog:
                 segments[base] = seg
             if not segments:
                 segments[0] = self._new_segment(0)
-            restored = restore_snapshot(self.directory, segments.last.next_offset) if self._clean else None
+            leo = segments.last.next_offset
+            restored = restore_snapshot(self.directory, leo, self.txns) if self._clean else None
             if restored is None:
-                rebuild_from_log(segments, self.producers)
+                rebuild_from_log(segments, self.producers, self.txns)
             else:
                 self.producers = restored
             self._segments = segments
@@ -275,12 +282,15 @@ class PartitionLog:
             info = await self._append_locked(state, records, max_magic)
         finally:
             mvar.put_nowait(state)
+        self._wake_readers()
+        return info
+
+    def _wake_readers(self) -> None:
         if self._waited:
             self._waited = False
             event, self._appended = self._appended, None
             if event is not None:
                 event.set()
-        return info
 
     async def _append_locked(self, state: _State, records: bytes | bytearray, max_magic: int) -> AppendInfo:
         if self.deleted:
@@ -293,12 +303,12 @@ class PartitionLog:
         if batches:
             if max_magic < 2:
                 raise MagicNotAllowedError(f"RecordBatch v2 (magic 2) where at most magic {max_magic} may be")
-            for b in batches:
-                if b.is_transactional:
-                    raise TransactionalBatchError("transactional batches are not supported")
-                if b.producer_id >= 0:
-                    idempotent.append(b)
+            idempotent = [b for b in batches if b.producer_id >= 0]
             for b in idempotent:
+                if not b.is_transactional and b.producer_id in self.txns.ongoing:
+                    raise TransactionalBatchError(
+                        f"producer {b.producer_id} sent a non-transactional batch inside its transaction"
+                    )
                 check = self.producers.check(
                     b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1
                 )
@@ -317,11 +327,7 @@ class PartitionLog:
             append_time = max_timestamp = int(self.wall() * 1000)
             buf = buf if isinstance(buf, bytearray) else bytearray(buf)
             stamp_log_append_time(buf, append_time)
-        if seg.size and (seg.size + len(buf) > self.config.segment_bytes or seg.index_full or self._aged()):
-            seg = await self._roll(base)
-        elif self._active_since is None:
-            self._active_since = self.wall()
-        seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), max_timestamp))
+        seg = await self._write(buf, base, result.last_offset, _max_magic(buf, bool(batches), max_timestamp))
         for b in idempotent:
             self.producers.record(
                 b.producer_id,
@@ -331,12 +337,85 @@ class PartitionLog:
                 b.base_offset,
                 b.base_offset + b.last_offset_delta,
             )
-        state.unflushed_messages += result.count
+            if b.is_transactional:
+                self.txns.begin(b.producer_id, b.base_offset)
+        await self._count_and_flush(state, seg, result.count)
+        return AppendInfo(base, result.last_offset, result.count, False, append_time)
+
+    async def _write(self, buf: bytes | bytearray, base: int, last_offset: int, magic: int) -> LogSegment:
+        """Append ``buf`` (offsets ``base .. last_offset``), rolling first when due; its segment."""
+        seg = self.active
+        if seg.size and (seg.size + len(buf) > self.config.segment_bytes or seg.index_full or self._aged()):
+            seg = await self._roll(base)
+        elif self._active_since is None:
+            self._active_since = self.wall()
+        seg.append(buf, last_offset, magic)
+        return seg
+
+    async def _count_and_flush(self, state: _State, seg: LogSegment, count: int) -> None:
+        state.unflushed_messages += count
         if self._flush_due(state):
             await trio.to_thread.run_sync(seg.flush)
             state.unflushed_messages = 0
             state.last_flush = time.monotonic()
-        return AppendInfo(base, result.last_offset, result.count, False, append_time)
+
+    async def append_marker(
+        self, producer_id: int, producer_epoch: int, *, commit: bool, coordinator_epoch: int
+    ) -> int:
+        """Write a COMMIT (``commit``) or ABORT marker of the producer; returns its offset.
+
+        The marker ends the producer's open transaction on this partition (a
+        marker for a producer with none is written all the same, as Kafka
+        does).  A marker of an older epoch than the producer's raises
+        :class:`~hmb.log.errors.InvalidProducerEpochError` and writes nothing.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        async with self._state.modify() as state:
+            if self.deleted:
+                raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
+            if self.producers.check_marker(producer_id, producer_epoch) is not None:
+                raise InvalidProducerEpochError(
+                    f"marker of producer {producer_id} epoch {producer_epoch}: the producer is at a newer one"
+                )
+            offset = self.active.next_offset
+            now = int(self.wall() * 1000)
+            buf = bytearray(
+                build_control_batch(
+                    producer_id,
+                    producer_epoch,
+                    commit=commit,
+                    coordinator_epoch=coordinator_epoch,
+                    base_offset=offset,
+                    timestamp=now,
+                )
+            )
+            if self.config.message_timestamp_type == "LogAppendTime":
+                stamp_log_append_time(buf, now)
+            seg = await self._write(buf, offset, offset, 2)
+            self.producers.end_transaction(producer_id, producer_epoch)
+            self.txns.complete(producer_id, offset, commit=commit)
+            await self._count_and_flush(state, seg, 1)
+        self._wake_readers()
+        return offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Where read_committed readers stop: the earliest open transaction's first offset, else
+        the high watermark (never below the log start offset)."""
+        hw = self.high_watermark  # reads the files first when they are not yet
+        first = self.txns.first_unstable_offset()
+        return hw if first is None else max(first, self.log_start_offset)
+
+    def aborted_transactions(self, fetch_offset: int, upper_offset: int) -> list[tuple[int, int]]:
+        """(producer id, first offset) of the aborted transactions overlapping
+        ``[fetch_offset, upper_offset)``, as Fetch lists them for read_committed."""
+        self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
+        return self.txns.aborted_in(fetch_offset, upper_offset)
+
+    def ongoing_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of every transaction open on this partition."""
+        self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
+        return dict(self.txns.ongoing)
 
     def max_producer_id(self) -> int:
         """The highest producer id this partition's recent batches carry (-1: none)."""
@@ -485,6 +564,7 @@ class PartitionLog:
                 total -= seg.size
                 seg.delete()
                 deleted.append(seg.base_offset)
+            self.txns.forget_before(self.segments.first.base_offset)
         if deleted:
             log.info(
                 "retention deleted %d segment(s) of %s-%d; log starts at %d",
@@ -519,6 +599,7 @@ class PartitionLog:
             while len(self.segments) > 1 and self.segments.peekitem(1)[0] <= target:
                 _base, seg = self.segments.popitem(0)
                 seg.delete()
+            self.txns.forget_before(self.segments.first.base_offset)
         log.info("deleted records of %s-%d below %d", self.topic, self.partition, target)
         return self.log_start_offset
 
@@ -541,7 +622,7 @@ class PartitionLog:
         """Flush and close the files; the producer state goes to its snapshot."""
         if self._segments is not None and not self.deleted:
             try:
-                write_snapshot(self.directory, self.producers, self.high_watermark)
+                write_snapshot(self.directory, self.producers, self.txns, self.high_watermark)
             except OSError as exc:  # the next start rebuilds it from the log
                 log.warning("cannot write the producer state of %s-%d: %s", self.topic, self.partition, exc)
         for seg in (self._segments or {}).values():  # never read: nothing to close

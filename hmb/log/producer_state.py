@@ -117,6 +117,28 @@ class ProducerStateManager:
             BatchMeta(first_seq, last_sequence(first_seq, record_count), first_offset, last_offset)
         )
 
+    def check_marker(self, producer_id: int, epoch: int) -> type[ProducerSequenceError] | None:
+        """May a transaction marker of ``epoch`` be written for ``producer_id``?  (No change.)
+
+        Only an older epoch than the producer's is refused (a fenced
+        producer's transaction was already ended by the newer epoch).
+        """
+        entry = self.producers.get(producer_id)
+        if entry is not None and epoch < entry.epoch:
+            return InvalidProducerEpochError
+        return None
+
+    def end_transaction(self, producer_id: int, epoch: int) -> None:
+        """A marker of ``epoch`` was written: the producer is at that epoch from now on.
+
+        A newer epoch than the producer's (the coordinator bumped it while
+        ending the transaction) forgets its batches: its next one starts at
+        sequence 0.
+        """
+        entry = self.producers.get(producer_id)
+        if entry is None or epoch > entry.epoch:
+            self.producers[producer_id] = ProducerEntry(epoch)
+
     # ---------------------------------------------------------------- snapshots
 
     def snapshot(self) -> dict[str, list[Any]]:
