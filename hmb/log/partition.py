@@ -52,6 +52,7 @@ from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
 from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch, find_in_segments, segment_max_timestamp
 from hmb.log.transactions import PartitionTransactions
+from hmb.log.txn_index import append_entry, cut, load_txn_indexes, txn_index_path
 from hmb.mvar import MVar
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
@@ -192,10 +193,13 @@ class PartitionLog:
                 segments[0] = self._new_segment(0)
             leo = segments.last.next_offset
             restored = restore_snapshot(self.directory, leo, self.txns) if self._clean else None
+            replayed, replayed_from = None, 0
             if restored is None:
-                rebuild_from_log(segments, self.producers, self.txns)
+                replayed_from = rebuild_from_log(segments, self.producers, self.txns)
+                replayed = self.txns.aborted
             else:
                 self.producers = restored
+            self.txns.aborted = load_txn_indexes(self.directory, names, segments, replayed, replayed_from)
             self._segments = segments
             return segments
 
@@ -327,7 +331,8 @@ class PartitionLog:
             append_time = max_timestamp = int(self.wall() * 1000)
             buf = buf if isinstance(buf, bytearray) else bytearray(buf)
             stamp_log_append_time(buf, append_time)
-        seg = await self._write(buf, base, result.last_offset, _max_magic(buf, bool(batches), max_timestamp))
+        seg = await self._segment_for(len(buf), base)
+        seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), max_timestamp))
         for b in idempotent:
             self.producers.record(
                 b.producer_id,
@@ -342,14 +347,13 @@ class PartitionLog:
         await self._count_and_flush(state, seg, result.count)
         return AppendInfo(base, result.last_offset, result.count, False, append_time)
 
-    async def _write(self, buf: bytes | bytearray, base: int, last_offset: int, magic: int) -> LogSegment:
-        """Append ``buf`` (offsets ``base .. last_offset``), rolling first when due; its segment."""
+    async def _segment_for(self, size: int, base: int) -> LogSegment:
+        """The segment an append of ``size`` bytes at offset ``base`` goes to (rolled first when due)."""
         seg = self.active
-        if seg.size and (seg.size + len(buf) > self.config.segment_bytes or seg.index_full or self._aged()):
+        if seg.size and (seg.size + size > self.config.segment_bytes or seg.index_full or self._aged()):
             seg = await self._roll(base)
         elif self._active_since is None:
             self._active_since = self.wall()
-        seg.append(buf, last_offset, magic)
         return seg
 
     async def _count_and_flush(self, state: _State, seg: LogSegment, count: int) -> None:
@@ -391,7 +395,16 @@ class PartitionLog:
             )
             if self.config.message_timestamp_type == "LogAppendTime":
                 stamp_log_append_time(buf, now)
-            seg = await self._write(buf, offset, offset, 2)
+            seg = await self._segment_for(len(buf), offset)
+            aborted = None if commit else self.txns.aborted_by(producer_id, offset)
+            index = txn_index_path(self.directory, seg.base_offset)
+            size_before = append_entry(index, aborted) if aborted is not None else 0
+            try:
+                seg.append(buf, offset, 2)
+            except OSError:
+                if aborted is not None:
+                    cut(index, size_before)
+                raise
             self.producers.end_transaction(producer_id, producer_epoch)
             self.txns.complete(producer_id, offset, commit=commit)
             await self._count_and_flush(state, seg, 1)

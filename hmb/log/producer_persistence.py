@@ -28,6 +28,7 @@ from pathlib import Path
 
 from hmb.log.producer_state import ProducerStateManager
 from hmb.log.scan import BadEntry, producer_info
+from hmb.log.segment import LogSegment
 from hmb.log.segment_map import SegmentMap
 from hmb.log.transactions import PartitionTransactions
 from kproto import CorruptRecordError
@@ -82,10 +83,19 @@ def write_snapshot(
 
 def rebuild_from_log(
     segments: SegmentMap, producers: ProducerStateManager, txns: PartitionTransactions
-) -> None:
+) -> int:
     """Replay into ``producers`` and ``txns`` the batches of the last
-    :data:`REBUILD_SEGMENTS` segments, in order."""
-    for seg in segments.values()[-REBUILD_SEGMENTS:]:
+    :data:`REBUILD_SEGMENTS` segments, in order; returns the index of the first one replayed."""
+    first = max(0, len(segments) - REBUILD_SEGMENTS)
+    replay_segments(segments.values()[first:], producers, txns)
+    return first
+
+
+def replay_segments(
+    segments: list[LogSegment], producers: ProducerStateManager, txns: PartitionTransactions
+) -> None:
+    """Replay into ``producers`` and ``txns`` the batches of ``segments``, in order."""
+    for seg in segments:
         for entry in seg.entries():
             if isinstance(entry, BadEntry):
                 break

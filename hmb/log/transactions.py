@@ -65,13 +65,19 @@ class PartitionTransactions:
         Returns the :class:`AbortedTxn` an ABORT records (None for a COMMIT),
         already added to :attr:`aborted`.
         """
-        first = self.ongoing.pop(producer_id, marker_offset)
         if commit:
+            self.ongoing.pop(producer_id, None)
             return None
-        lso = min(self.ongoing.values(), default=marker_offset + 1)
-        entry = AbortedTxn(producer_id, first, marker_offset, lso)
+        entry = self.aborted_by(producer_id, marker_offset)
+        self.ongoing.pop(producer_id, None)
         self.add_aborted(entry)
         return entry
+
+    def aborted_by(self, producer_id: int, marker_offset: int) -> AbortedTxn:
+        """What an ABORT marker of ``producer_id`` at ``marker_offset`` would record (no change)."""
+        first = self.ongoing.get(producer_id, marker_offset)
+        lso = min((f for p, f in self.ongoing.items() if p != producer_id), default=marker_offset + 1)
+        return AbortedTxn(producer_id, first, marker_offset, lso)
 
     def add_aborted(self, entry: AbortedTxn) -> None:
         """Keep ``entry`` among the aborted transactions, in marker order."""
