@@ -477,21 +477,27 @@ class PartitionLog:
     # ---------------------------------------------------------------- reading
 
     @contextmanager
-    def read(self, offset: int, max_bytes: int, *, min_one: bool = False) -> Iterator[FileRegion | None]:
+    def read(
+        self, offset: int, max_bytes: int, *, min_one: bool = False, end_offset: int | None = None
+    ) -> Iterator[FileRegion | None]:
         """The file region starting at the entry holding ``offset``, at most ``max_bytes`` long.
 
         With ``min_one`` the region holds at least that whole first entry even
         when it is larger than ``max_bytes`` (so that a reader whose limit is
-        smaller than an entry still makes progress).  Yields ``None`` when ``offset`` is
-        the high watermark (nothing yet); raises :class:`OffsetOutOfRangeError`
-        outside the log.  The region is valid while the context is open.
+        smaller than an entry still makes progress).  ``end_offset`` (the last
+        stable offset, for read_committed) ends the region before the entry
+        that holds it.  Yields ``None`` when ``offset`` is the high watermark
+        or at or past ``end_offset`` (nothing yet); raises
+        :class:`OffsetOutOfRangeError` outside the log.  The region is valid
+        while the context is open.
         """
         hw = self.high_watermark
         if offset < self.log_start_offset or offset > hw:
             raise OffsetOutOfRangeError(
                 f"offset {offset} outside [{self.log_start_offset}, {hw}] of {self.topic}-{self.partition}"
             )
-        if offset == hw or (max_bytes <= 0 and not min_one):
+        stop = hw if end_offset is None else min(hw, end_offset)
+        if offset >= stop or (max_bytes <= 0 and not min_one):
             yield None
             return
         idx = self.segments.bisect_right(offset) - 1
@@ -499,9 +505,13 @@ class PartitionLog:
             seg = self.segments.peekitem(idx)[1]
             pos = seg.find_position(offset)
             if pos is not None:
-                length = max(0, min(max_bytes, seg.size - pos))
+                end = seg.size
+                if end_offset is not None and end_offset < seg.next_offset:
+                    cut_at = seg.find_position(end_offset)
+                    end = end if cut_at is None else cut_at
+                length = max(0, min(max_bytes, end - pos))
                 if min_one:
-                    length = max(length, min(seg.entry_size(pos), seg.size - pos))
+                    length = max(length, min(seg.entry_size(pos), end - pos))
                 with seg.pinned():
                     yield FileRegion(seg, pos, length)
                 return
