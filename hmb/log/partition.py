@@ -405,7 +405,7 @@ class PartitionLog:
                 if aborted is not None:
                     cut(index, size_before)
                 raise
-            self.producers.end_transaction(producer_id, producer_epoch)
+            self.producers.end_transaction(producer_id, producer_epoch, coordinator_epoch)
             self.txns.complete(producer_id, offset, commit=commit)
             await self._count_and_flush(state, seg, 1)
         self._wake_readers()

@@ -109,7 +109,7 @@ def replay_segments(
                     log.warning("unreadable marker at offset %d of %s: %s", info.base_offset, seg, exc)
                     continue
                 if marker.commit is not None:
-                    producers.end_transaction(info.producer_id, info.producer_epoch)
+                    producers.end_transaction(info.producer_id, info.producer_epoch, marker.coordinator_epoch)
                     txns.complete(info.producer_id, info.base_offset, commit=marker.commit)
                 continue
             producers.record(

@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from hmb.log.config import LogConfig
-from hmb.log.errors import InvalidProducerEpochError, TransactionalBatchError
+from hmb.log.errors import InvalidProducerEpochError, OutOfOrderSequenceError, TransactionalBatchError
 from hmb.log.partition import PartitionLog
 from hmb.log.transactions import AbortedTxn, PartitionTransactions
 from kproto.records import RecordBatchBuilder, RecordBatchReader
@@ -193,3 +193,26 @@ def test_aborted_search_stops_as_kafkas_does() -> None:
     assert txns.aborted_in(12, 20) == [], "3 began at the range's end"
     txns.forget_before(11)
     assert [a.producer_id for a in txns.aborted] == [2, 3]
+
+
+def test_a_crash_in_the_middle_of_a_transaction_leaves_it_open(tmp_path: Path) -> None:
+    async def main() -> None:
+        path = tmp_path / "t-0"
+        plog = open_log(path)
+        await plog.append(plain())  # 0
+        await plog.append(txn_batch(4, 0, 0, 2))  # 1-2
+        await plog.append(plain())  # 3
+        # kill -9: no close, no snapshot; the files are as the appends left them
+        again = open_log(path, clean=False)
+        assert again.ongoing_transactions() == {4: 1}
+        assert (again.last_stable_offset, again.high_watermark) == (1, 4)
+        with pytest.raises(OutOfOrderSequenceError):  # the sequences came back too
+            await again.append(txn_batch(4, 0, 5, 1))
+        await again.append(txn_batch(4, 0, 2, 1))
+        await again.append_marker(4, 0, commit=False, coordinator_epoch=0)
+        assert again.aborted_transactions(0, again.high_watermark) == [(4, 1)]
+        assert again.last_stable_offset == again.high_watermark == 6
+        again.close()
+        plog.close()
+
+    trio.run(main)
