@@ -14,8 +14,9 @@ What the versions change, and how this broker answers:
 * v4+ ``last_stable_offset`` is the partition's LSO (the first offset of
   its earliest open transaction, else the high watermark) at every
   isolation level.  ``isolation_level`` 1 (read_committed) returns records
-  only below the LSO and lists the aborted transactions from the fetch
-  offset to it (producer id, first offset), which the consumer drops;
+  only below the LSO and lists the aborted transactions that overlap them
+  (producer id, first offset; bounded, as Kafka's, by an offset a little
+  past the records returned), whose records the consumer drops;
   0 (read_uncommitted) returns everything up to the high watermark with an
   empty list (never null: librdkafka reads the list whatever it asked).
 * v7+ fetch sessions: every answer says session 0, "no session", so
@@ -129,8 +130,9 @@ def _collect(
                 total += region.length
                 limit = max(0, limit - region.length)
                 min_one = False
-                if committed:
-                    aborted = plog.aborted_transactions(p.fetch_offset, lso)
+                if committed:  # those that begin before the records returned end
+                    upper = min(lso, plog.offset_past(region))
+                    aborted = plog.aborted_transactions(p.fetch_offset, upper)
             partitions.append(PartitionData(p.partition, ErrorCode.NONE, hw, region, lso, start, aborted))
         topics.append((topic.topic, partitions))
     return topics, total, errors, logs

@@ -425,6 +425,14 @@ class PartitionLog:
         self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
         return self.txns.aborted_in(fetch_offset, upper_offset)
 
+    def offset_past(self, region: FileRegion) -> int:
+        """An offset above every record of ``region`` (Fetch's bound on the aborted
+        transactions it lists): the next indexed entry's, else the segment's next offset."""
+        seg = region.segment
+        assert isinstance(seg, LogSegment)
+        found = seg.index.offset_from(region.position + region.length)
+        return seg.next_offset if found is None else found
+
     def ongoing_transactions(self) -> dict[int, int]:
         """Producer id -> first offset of every transaction open on this partition."""
         self.segments  # noqa: B018 - the transactions are rebuilt when the files are read

@@ -14,6 +14,8 @@ read yet.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import trio
 import trio.testing
@@ -114,3 +116,20 @@ async def test_latest_is_the_lso_under_read_committed(broker: InProcessBroker) -
     assert rc.offset == 4
     by_time = (await list_offsets(broker, topic, BASE, 5, isolation_level=1)).topics[0].partitions[0]
     assert (by_time.offset, by_time.timestamp) == (1, BASE)
+
+
+async def test_the_aborted_list_covers_the_records_returned_not_the_whole_log(make_broker: Any) -> None:
+    broker = make_broker("log.index.interval.bytes=1024")
+    topic = "rc-bounded"
+    plog = await partition_log(broker, topic)  # 0
+    for i in range(40):  # producer A+i: 1 KiB, aborted; a plain record between
+        await plog.append(txn_batch([b"x" * 1000], A + i, 0))
+        await plog.append_marker(A + i, 0, commit=False, coordinator_epoch=0)
+        await plog.append(batch([b"kept-%d" % i]))
+    p = await fetch_one(broker, topic, 0, 11, isolation_level=1, partition_max_bytes=4000)
+    listed = [(a.producer_id, a.first_offset) for a in p.aborted_transactions]
+    assert listed[:3] == [(A, 1), (A + 1, 4), (A + 2, 7)]
+    assert len(listed) < 10, "bounded by the records returned"
+    values = [r.value for r in committed_records(p.records, p.aborted_transactions)]
+    assert values and all(v.startswith(b"plain-0") or v.startswith(b"kept-") for v in values)
+    assert len(values) >= 3
