@@ -216,3 +216,20 @@ def test_a_crash_in_the_middle_of_a_transaction_leaves_it_open(tmp_path: Path) -
         plog.close()
 
     trio.run(main)
+
+
+def test_markers_follow_the_topics_timestamp_type(tmp_path: Path) -> None:
+    async def main() -> None:
+        config = LogConfig(message_timestamp_type="LogAppendTime")
+        plog = open_log(tmp_path / "t-0", config=config)
+        plog.wall = lambda: 1_234_567.0
+        await plog.append(txn_batch(1, 0, 0, 1))
+        await plog.append_marker(1, 0, commit=True, coordinator_epoch=0)
+        with plog.read(1, 1 << 20) as region:
+            assert region is not None
+            (batch,) = list(RecordBatchReader(region.read()))
+        assert batch.header.is_control and batch.header.timestamp_type == 1
+        assert batch.header.max_timestamp == 1_234_567_000
+        plog.close()
+
+    trio.run(main)
