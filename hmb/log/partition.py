@@ -331,7 +331,9 @@ class PartitionLog:
             append_time = max_timestamp = int(self.wall() * 1000)
             buf = buf if isinstance(buf, bytearray) else bytearray(buf)
             stamp_log_append_time(buf, append_time)
-        seg = await self._segment_for(len(buf), base)
+        seg = self.active
+        if self._roll_due(seg, len(buf)):
+            seg = await self._roll(base)
         seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), max_timestamp))
         for b in idempotent:
             self.producers.record(
@@ -344,24 +346,23 @@ class PartitionLog:
             )
             if b.is_transactional:
                 self.txns.begin(b.producer_id, b.base_offset)
-        await self._count_and_flush(state, seg, result.count)
+        state.unflushed_messages += result.count
+        if self._flush_due(state):
+            await self._flush_now(state, seg)
         return AppendInfo(base, result.last_offset, result.count, False, append_time)
 
-    async def _segment_for(self, size: int, base: int) -> LogSegment:
-        """The segment an append of ``size`` bytes at offset ``base`` goes to (rolled first when due)."""
-        seg = self.active
+    def _roll_due(self, seg: LogSegment, size: int) -> bool:
+        """Whether an append of ``size`` bytes must go to a new segment (the active one is ``seg``)."""
         if seg.size and (seg.size + size > self.config.segment_bytes or seg.index_full or self._aged()):
-            seg = await self._roll(base)
-        elif self._active_since is None:
+            return True
+        if self._active_since is None:
             self._active_since = self.wall()
-        return seg
+        return False
 
-    async def _count_and_flush(self, state: _State, seg: LogSegment, count: int) -> None:
-        state.unflushed_messages += count
-        if self._flush_due(state):
-            await trio.to_thread.run_sync(seg.flush)
-            state.unflushed_messages = 0
-            state.last_flush = time.monotonic()
+    async def _flush_now(self, state: _State, seg: LogSegment) -> None:
+        await trio.to_thread.run_sync(seg.flush)
+        state.unflushed_messages = 0
+        state.last_flush = time.monotonic()
 
     async def append_marker(
         self, producer_id: int, producer_epoch: int, *, commit: bool, coordinator_epoch: int
@@ -395,7 +396,9 @@ class PartitionLog:
             )
             if self.config.message_timestamp_type == "LogAppendTime":
                 stamp_log_append_time(buf, now)
-            seg = await self._segment_for(len(buf), offset)
+            seg = self.active
+            if self._roll_due(seg, len(buf)):
+                seg = await self._roll(offset)
             aborted = None if commit else self.txns.aborted_by(producer_id, offset)
             index = txn_index_path(self.directory, seg.base_offset)
             size_before = append_entry(index, aborted) if aborted is not None else 0
@@ -407,7 +410,9 @@ class PartitionLog:
                 raise
             self.producers.end_transaction(producer_id, producer_epoch, coordinator_epoch)
             self.txns.complete(producer_id, offset, commit=commit)
-            await self._count_and_flush(state, seg, 1)
+            state.unflushed_messages += 1
+            if self._flush_due(state):
+                await self._flush_now(state, seg)
         self._wake_readers()
         return offset
 
