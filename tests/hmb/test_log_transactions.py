@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hmb.log.config import LogConfig
 from hmb.log.errors import InvalidProducerEpochError, OutOfOrderSequenceError, TransactionalBatchError
@@ -233,3 +235,25 @@ def test_markers_follow_the_topics_timestamp_type(tmp_path: Path) -> None:
         plog.close()
 
     trio.run(main)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.booleans()), max_size=60),
+    st.integers(0, 130),
+    st.integers(0, 130),
+)
+def test_the_early_stop_never_misses_an_overlapping_abort(
+    ops: list[tuple[int, bool]], fetch: int, upper: int
+) -> None:
+    """Against a plain filter over every abort: Kafka's stop at an LSO past the range is exact."""
+    txns = PartitionTransactions()
+    offset = 0
+    for pid, is_marker in ops:
+        if is_marker:
+            txns.complete(pid, offset, commit=pid % 2 == 0)
+        else:
+            txns.begin(pid, offset)
+        offset += 2
+    overlapping = [a for a in txns.aborted if a.last_offset >= fetch and a.first_offset < upper]
+    naive = [(a.producer_id, a.first_offset) for a in overlapping]
+    assert txns.aborted_in(fetch, upper) == naive
