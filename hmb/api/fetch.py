@@ -130,9 +130,8 @@ def _collect(
                 total += region.length
                 limit = max(0, limit - region.length)
                 min_one = False
-                if committed:  # those that begin before the records returned end
-                    upper = min(lso, plog.offset_past(region))
-                    aborted = plog.aborted_transactions(p.fetch_offset, upper)
+                if committed:
+                    aborted = plog.aborted_transactions(p.fetch_offset, lso, within=region)
             partitions.append(PartitionData(p.partition, ErrorCode.NONE, hw, region, lso, start, aborted))
         topics.append((topic.topic, partitions))
     return topics, total, errors, logs

@@ -424,19 +424,26 @@ class PartitionLog:
         first = self.txns.first_unstable_offset()
         return hw if first is None else max(first, self.log_start_offset)
 
-    def aborted_transactions(self, fetch_offset: int, upper_offset: int) -> list[tuple[int, int]]:
+    def aborted_transactions(
+        self, fetch_offset: int, upper_offset: int, *, within: FileRegion | None = None
+    ) -> list[tuple[int, int]]:
         """(producer id, first offset) of the aborted transactions overlapping
-        ``[fetch_offset, upper_offset)``, as Fetch lists them for read_committed."""
-        self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
-        return self.txns.aborted_in(fetch_offset, upper_offset)
+        ``[fetch_offset, upper_offset)``, as Fetch lists them for read_committed.
 
-    def offset_past(self, region: FileRegion) -> int:
-        """An offset above every record of ``region`` (Fetch's bound on the aborted
-        transactions it lists): the next indexed entry's, else the segment's next offset."""
-        seg = region.segment
-        assert isinstance(seg, LogSegment)
-        found = seg.index.offset_from(region.position + region.length)
-        return seg.next_offset if found is None else found
+        ``within``: the records a fetch returns; the upper offset is then also
+        bounded, as Kafka bounds it, near their end (the next offset the
+        segment's index knows past the region), so a consumer far behind is
+        not sent every later abort with each fetch.
+        """
+        self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
+        if not self.txns.aborted:
+            return []
+        if within is not None:
+            seg = within.segment
+            assert isinstance(seg, LogSegment)
+            found = seg.index.offset_from(within.position + within.length)
+            upper_offset = min(upper_offset, seg.next_offset if found is None else found)
+        return self.txns.aborted_in(fetch_offset, upper_offset)
 
     def ongoing_transactions(self) -> dict[int, int]:
         """Producer id -> first offset of every transaction open on this partition."""
