@@ -59,9 +59,9 @@ async def test_unsupported_api_key_or_version_closes(
 
 
 async def test_a_newer_api_versions_gets_error_35_in_the_v0_layout(broker: InProcessBroker) -> None:
-    # ApiVersions v4 (flexible header v2: ..., client_id, no tagged fields) with an empty body
+    # ApiVersions v5, newer than any Kafka (flexible header v2: ..., client_id, no tagged fields)
     client_id = b"future-client"
-    payload = struct.pack(">hhih", ApiKey.API_VERSIONS, 4, 77, len(client_id)) + client_id + b"\x00" + b"\x00"
+    payload = struct.pack(">hhih", ApiKey.API_VERSIONS, 5, 77, len(client_id)) + client_id + b"\x00" + b"\x00"
     frame = await broker.dispatch(struct.pack(">i", len(payload)) + payload)
     assert frame is not None, "the broker must answer, not close"
     resp = kproto.decode_response(ApiKey.API_VERSIONS, 0, frame)
