@@ -60,7 +60,7 @@ async def test_the_table_is_the_registry(broker: InProcessBroker, version: int) 
 async def test_advertised_table(broker: InProcessBroker) -> None:
     resp = await broker.request(ApiKey.API_VERSIONS, 4, BODY)
     expected = {
-        ApiKey.PRODUCE: (0, 8),
+        ApiKey.PRODUCE: (0, 11),
         ApiKey.FETCH: (0, 11),
         ApiKey.LIST_OFFSETS: (0, 11),
         ApiKey.METADATA: (0, 13),
