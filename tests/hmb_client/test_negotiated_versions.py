@@ -1,10 +1,10 @@
 """hmb_client sends the newest version both sides speak, flexible ones included.
 
 The client's table (``CLIENT_VERSIONS``) reaches the newest versions of
-ApiVersions, Metadata, FindCoordinator, the group APIs and
-OffsetCommit/OffsetFetch; against hmb, which serves them too, a consumer in
-a group and the admin's group tools must use exactly those versions (read
-back from the broker's request log) and still work.  Against a broker that
+Produce (v11), ApiVersions, Metadata, FindCoordinator, the group APIs and
+OffsetCommit/OffsetFetch; against hmb, which serves them too, a producer, a
+consumer in a group and the admin's group tools must use exactly those
+versions (read back from the broker's request log) and still work.  Against a broker that
 knows an older ApiVersions only, the client must ask again in a version the
 broker lists (Kafka's rule: the answer to an unknown version is
 UNSUPPORTED_VERSION in the v0 layout).
@@ -29,6 +29,7 @@ from hmb_client.structs import OffsetAndMetadata, TopicPartition
 from kproto import ApiKey, ErrorCode
 
 NEWEST = {
+    ApiKey.PRODUCE: 11,
     ApiKey.API_VERSIONS: 4,
     ApiKey.METADATA: 13,
     ApiKey.FIND_COORDINATOR: 6,
@@ -48,11 +49,11 @@ def test_the_client_table_reaches_the_newest_versions() -> None:
     assert {k: CLIENT_VERSIONS[k][1] for k in NEWEST} == NEWEST
 
 
-def test_a_group_and_the_admin_use_the_newest_versions(in_process_broker: InProcessBroker) -> None:
+def test_a_producer_a_group_and_the_admin_use_the_newest_versions(in_process_broker: InProcessBroker) -> None:
     b = in_process_broker
     topic, group = "negotiated", "negotiated-group"
-    produce_n(b.bootstrap, topic, 5)
     b.clear_requests()
+    produce_n(b.bootstrap, topic, 5)
     member = consume_and_commit(b.bootstrap, topic, group, 3)
     try:
         with Admin(b.bootstrap) as admin:
