@@ -149,16 +149,19 @@ def _no_tags(frame: bytes | bytearray, pos: int) -> int:
     return pos + 1
 
 
-def _put_uvarint(out: bytearray | list[bytes], value: int) -> None:
+_ONE_BYTE = [bytes((n,)) for n in range(0x80)]
+
+
+def _uvarint_bytes(value: int) -> bytes:
+    """``value`` as an unsigned varint (one byte below 128: the common case, from a table)."""
+    if value < 0x80:
+        return _ONE_BYTE[value]
     raw = bytearray()
     while value > 0x7F:
         raw.append((value & 0x7F) | 0x80)
         value >>= 7
     raw.append(value)
-    if isinstance(out, bytearray):
-        out += raw
-    else:
-        out.append(bytes(raw))
+    return bytes(raw)
 
 
 def decode_produce_request(frame: bytes | bytearray) -> Request | None:
@@ -365,12 +368,12 @@ def _flexible_response(
 ) -> None:
     """The v9+ body up to ``throttle_time_ms``, after a header without tagged fields."""
     out.append(0)  # the response header's tagged fields
-    _put_uvarint(out, len(responses) + 1)
+    out += _uvarint_bytes(len(responses) + 1)
     for name, partitions in responses:
         raw = name.encode("utf-8")
-        _put_uvarint(out, len(raw) + 1)
+        out += _uvarint_bytes(len(raw) + 1)
         out += raw
-        _put_uvarint(out, len(partitions) + 1)
+        out += _uvarint_bytes(len(partitions) + 1)
         for index, code, base, start in partitions:
             stamp = log_append_times.get((name, index), -1) if log_append_times else -1
             out += _PARTITION_V5.pack(index, code, base, stamp, start)
@@ -447,39 +450,33 @@ def _flexible_request(
     transactional_id: str | None,
 ) -> int:
     """Append a v9+ request after its client id (the header's tagged fields on); its size."""
-    head = bytearray(b"\x00")  # the header's tagged fields
+    first = len(out)
+    append = out.append
+    append(b"\x00")  # the header's tagged fields
     if transactional_id is None:
-        head.append(0)
+        append(b"\x00")
     else:
         raw = transactional_id.encode("utf-8")
-        _put_uvarint(head, len(raw) + 1)
-        head += raw
-    head += _I16_I32.pack(acks, timeout_ms)
-    _put_uvarint(head, len(topics) + 1)
-    out.append(bytes(head))
-    size = len(head)
+        append(_uvarint_bytes(len(raw) + 1))
+        append(raw)
+    append(_I16_I32.pack(acks, timeout_ms))
+    append(_uvarint_bytes(len(topics) + 1))
     for name, partitions in topics:
-        part = bytearray()
         raw = name.encode("utf-8")
-        _put_uvarint(part, len(raw) + 1)
-        part += raw
-        _put_uvarint(part, len(partitions) + 1)
+        append(_uvarint_bytes(len(raw) + 1))
+        append(raw)
+        append(_uvarint_bytes(len(partitions) + 1))
         for index, records in partitions:
-            part += _I32.pack(index)
+            append(_I32.pack(index))
             if records is None:
-                part.append(0)
-                part.append(0)  # no tagged fields
-                continue
-            _put_uvarint(part, len(records) + 1)
-            out.append(bytes(part))
-            out.append(records)
-            size += len(part) + len(records)
-            part = bytearray(b"\x00")  # the partition's tagged fields
-        part.append(0)  # the topic's tagged fields
-        out.append(bytes(part))
-        size += len(part)
-    out.append(b"\x00")  # the body's tagged fields
-    return size + 1
+                append(b"\x00\x00")  # null records, no tagged fields
+            else:
+                append(_uvarint_bytes(len(records) + 1))
+                append(records)
+                append(b"\x00")  # the partition's tagged fields
+        append(b"\x00")  # the topic's tagged fields
+    append(b"\x00")  # the body's tagged fields
+    return sum(map(len, out[first:]))
 
 
 class PartitionAck(NamedTuple):
