@@ -79,8 +79,8 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 #: is a transaction coordinator's business, v13 names topics by id); ApiVersions, Metadata,
 #: FindCoordinator, the group APIs, the admin APIs and ListOffsets (whose special times grow
 #: with its versions) go as far as kproto declares and the client can honour:
-#: OffsetCommit and OffsetFetch stop before v10 (topic ids instead of names).  OffsetCommit and OffsetFetch start at 1:
-#: v0 is Kafka's ZooKeeper-stored offsets, which no Kafka-compatible broker today keeps.
+#: OffsetCommit and OffsetFetch stop before v10 (topic ids instead of names).  They start
+#: at 1: v0 is Kafka's ZooKeeper-stored offsets, which no Kafka-compatible broker keeps.
 #: Every range lies inside what kproto declares (``kproto.registry.supported_versions()``):
 #: tests/hmb_client/test_versions_table.py.
 CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
