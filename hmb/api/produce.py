@@ -1,4 +1,4 @@
-"""Produce v0-v8: validate and append each partition's records, answer per partition.
+"""Produce v0-v11: validate and append each partition's records, answer per partition.
 
 Errors are per partition (Kafka's codes); one bad partition never fails the
 others.  With ``acks == 0`` nothing is sent back, not even errors, as Kafka
@@ -13,6 +13,16 @@ see :mod:`hmb.log.producer_state`).  Which code a refusal of the log gets
 is :mod:`hmb.api.errors`' table.  Response fields of newer versions:
 ``log_append_time_ms`` -1 (v2+, CreateTime topics only), the partition's
 ``log_start_offset`` (v5+), no per-record errors (v8).
+
+Flexible versions: v9 is v8 in the compact layout; v10 adds the tagged
+``current_leader``/``node_endpoints`` that point a client at a new leader
+after NOT_LEADER_OR_FOLLOWER, which a single broker leading every partition
+never answers (left out, as Kafka leaves a default tagged field out); v11
+allows TRANSACTION_ABORTABLE, an error of transactions.  v12 is not served:
+it lets a transactional producer write to a partition it has not added to
+its transaction (KIP-890 part 2, the broker adds it), which only a
+transaction coordinator can honour; a client without it uses v11.  v13
+names topics by id.
 """
 
 from __future__ import annotations
@@ -71,7 +81,7 @@ def _denied(ctx: RequestContext) -> dict[str, int]:
     return dict.fromkeys(names - writable, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
-@handles(ApiKey.PRODUCE, versions=(0, 8))
+@handles(ApiKey.PRODUCE, versions=(0, 11))
 async def handle(ctx: RequestContext) -> Reply:
     request = ctx.request
     body = request.body
