@@ -35,6 +35,10 @@ class TransactionalBatchError(LogError):
     """A transactional batch: transactions are not supported, so it is refused, not stored."""
 
 
+class KeylessRecordError(LogError):
+    """A record without a key appended to a compacted topic: the whole append is refused."""
+
+
 class ProducerSequenceError(LogError):
     """An idempotent producer's batch refused by its sequence state (see the subclasses)."""
 
