@@ -156,6 +156,7 @@ class LogCleaner:
         self.throttle = Throttle(io_max_bytes_per_second, self._stop)
         self.states: dict[tuple[str, int], CleanerState] = {}
         self._busy: set[tuple[str, int]] = set()
+        self._finished: trio.Event | None = None  # set when a cleaning ends (clean_all waits on it)
         self._loaded = False
 
     # ---------------------------------------------------------------- state
@@ -235,11 +236,17 @@ class LogCleaner:
                 await trio.sleep(self.backoff_s)
 
     async def clean_all(self) -> int:
-        """Clean every partition that needs it now, one after another (tests, the control API)."""
+        """Clean every partition that needs it now, one after another (tests, the control API);
+        a partition a cleaner thread is cleaning meanwhile is waited for, then looked at again."""
         done = 0
-        while await self.clean_one(0):
-            done += 1
-        return done
+        while True:
+            if await self.clean_one(0):
+                done += 1
+            elif self._busy:
+                self._finished = self._finished or trio.Event()
+                await self._finished.wait()
+            else:
+                return done
 
     async def clean_one(self, thread_id: int = 0) -> bool:
         """Clean the dirtiest partition that needs it; False when none does."""
@@ -258,6 +265,9 @@ class LogCleaner:
             return False  # the thread backs off before trying again
         finally:
             self._busy.discard(key)
+            finished, self._finished = self._finished, None
+            if finished is not None:
+                finished.set()
         return True
 
     async def _clean(self, plog: PartitionLog, found: Cleanable, thread_id: int) -> None:
