@@ -13,6 +13,11 @@ Rules of this module:
 * Transactions are not supported: a transactional batch is refused
   (:class:`~hmb.log.errors.TransactionalBatchError`) rather than stored as
   if it were committed.
+* Compaction: a topic whose ``cleanup.policy`` has ``compact`` refuses an
+  append holding a record without a key, whole; retention by age and size
+  applies only when it has ``delete``.  The log cleaner (:mod:`hmb.log.cleaner`)
+  swaps its cleaned segments in under :meth:`PartitionLog.exclusive`, and an
+  interrupted swap is finished or rolled back when the files are read.
 * Refusals are the log's own exceptions (:mod:`hmb.log.errors`), the
   codec's, or ``OSError``; which error code a client gets for them is the
   API layer's business.
