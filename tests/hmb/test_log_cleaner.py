@@ -5,7 +5,9 @@ segment and young records stay, the dirty ratio decides, and the key map is boun
 from __future__ import annotations
 
 import logging
+import os
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -230,3 +232,73 @@ def test_a_swap_that_lost_the_race_to_retention_is_abandoned(tmp_path: Path) -> 
         assert plog.log_start_offset == group[1].base_offset + 1
 
     run(main)
+
+
+def test_message_set_tombstones_go_once_their_segment_is_older_than_the_horizon(tmp_path: Path) -> None:
+    async def main() -> None:
+        logs, cleaner, _clock = manager(tmp_path)
+        (plog,) = logs.create_topic("t", 1, {**COMPACT, "delete.retention.ms": "3600000"})
+        await plog.append(message_set([(b"gone", b"x" * 100), (b"k0", b"y" * 100)]))
+        await plog.append(message_set([(b"gone", None)]))
+        for r in range(30):
+            await plog.append(message_set([(b"k%d" % (r % 5), b"z%d" % r + b"." * 100)]))
+        await cleaner.clean_all()
+        assert latest(read_all(plog))[b"gone"] is None  # kept: nothing clean is old enough yet
+        # the tombstone's segment is two hours old, the clean part's last one new: the legacy
+        # horizon (that one's time less delete.retention.ms) has passed the tombstone
+        now = time.time()
+        closed = plog.segments.values()[:-1]
+        for seg in closed:
+            old = now - 7200 if seg is not closed[-1] else now
+            os.utime(seg.log_path, (old, old))
+        for r in range(30):
+            await plog.append(message_set([(b"k%d" % (r % 5), b"w%d" % r + b"." * 100)]))
+        assert await cleaner.clean_all() == 1
+        assert b"gone" not in latest(read_all(plog))
+
+    run(main)
+
+
+def test_a_cleaning_stops_before_an_open_transaction(tmp_path: Path) -> None:
+    async def main() -> None:
+        logs, cleaner, _clock = manager(tmp_path)
+        (plog,) = logs.create_topic("t", 1, COMPACT)
+        await append_updates(plog, _updates(10))
+        before = read_all(plog)
+        segment_base = plog.segments.values()[3].base_offset
+        cleaner.first_unstable_offset = lambda p: segment_base + 1  # a transaction open there
+        assert await cleaner.clean_all() == 1
+        assert cleaner.state()[0]["first_dirty_offset"] == segment_base
+        after = read_all(plog)
+        assert [r for r in after if r[0] >= segment_base] == [r for r in before if r[0] >= segment_base]
+        assert len(after) < len(before)  # what lies before it was cleaned
+
+    run(main)
+
+
+def test_a_topic_made_again_starts_its_cleaner_state_afresh(tmp_path: Path) -> None:
+    async def main() -> None:
+        logs, cleaner, _clock = manager(tmp_path)
+        (plog,) = logs.create_topic("t", 1, COMPACT)
+        await append_updates(plog, _updates(10))
+        await cleaner.clean_all()
+        assert cleaner.state()[0]["first_dirty_offset"] > 0
+        await logs.delete_topic("t")
+        (again,) = logs.create_topic("t", 1, COMPACT)
+        await append_updates(again, _updates(2))
+        [state] = cleaner.state()
+        assert state["first_dirty_offset"] == 0 and state["cleanings"] == 0
+
+    run(main)
+
+
+def test_the_throttle_paces_bytes_per_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    throttle = rewrite.Throttle(1000.0)
+    waits: list[float] = []
+    monkeypatch.setattr(throttle.stop, "wait", lambda s: waits.append(s))
+    throttle(500)
+    throttle(1500)  # 2,000 bytes at 1,000 bytes/s: the caller waits about two seconds
+    assert waits and 1.5 < waits[-1] <= 2.0
+    throttle.stop.set()
+    with pytest.raises(rewrite.CleanerStoppedError):
+        throttle(1)

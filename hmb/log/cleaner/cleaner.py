@@ -94,9 +94,17 @@ def _first_timestamp(seg: LogSegment) -> int:
 
 
 def measure(
-    plog: PartitionLog, first_dirty: int, now_ms: int, next_horizon_ms: int = NO_HORIZON
+    plog: PartitionLog,
+    first_dirty: int,
+    now_ms: int,
+    next_horizon_ms: int = NO_HORIZON,
+    first_unstable: int | None = None,
 ) -> Cleanable:
-    """How much of ``plog`` is clean and dirty, and where its dirty section must stop."""
+    """How much of ``plog`` is clean and dirty, and where its dirty section must stop.
+
+    ``first_unstable``: the first offset of a transaction still open (Kafka's last stable
+    offset), which a cleaning must not pass; None while the log has none.
+    """
     segments = plog.segments.values()
     active = segments[-1]
     closed = segments[:-1]
@@ -105,6 +113,9 @@ def measure(
         first_dirty = start
     cfg = plog.config
     uncleanable = active.base_offset
+    if first_unstable is not None:  # only whole segments below it are cleanable
+        below = [seg.base_offset for seg in segments if seg.base_offset <= first_unstable]
+        uncleanable = min(uncleanable, below[-1] if below else start)
     bases = [seg.base_offset for seg in segments]
     clean = dirty = 0
     first_dirty_seg: LogSegment | None = None
@@ -156,6 +167,10 @@ class LogCleaner:
         self.throttle = Throttle(io_max_bytes_per_second, self._stop)
         self.states: dict[tuple[str, int], CleanerState] = {}
         self._busy: set[tuple[str, int]] = set()
+        self._owners: dict[tuple[str, int], PartitionLog] = {}  # whose state each entry is
+        #: Transactions' hook: the first offset of a still open transaction of a partition
+        #: (None: none open), which the dirty section stops before, as Kafka's does.
+        self.first_unstable_offset: Callable[[PartitionLog], int | None] = lambda plog: None
         self._finished: trio.Event | None = None  # set when a cleaning ends (clean_all waits on it)
         self._loaded = False
 
@@ -180,9 +195,15 @@ class LogCleaner:
     def _state(self, plog: PartitionLog) -> CleanerState:
         key = (plog.topic, plog.partition)
         state = self.states.get(key)
-        if state is None:
+        owner = self._owners.setdefault(key, plog)
+        if state is None or owner is not plog:  # new, or a topic deleted and made again
+            self._owners[key] = plog
             state = self.states[key] = CleanerState(plog.topic, plog.partition, plog.log_start_offset)
         return state
+
+    def _measure(self, plog: PartitionLog, state: CleanerState, now_ms: int) -> Cleanable:
+        unstable = self.first_unstable_offset(plog)
+        return measure(plog, state.first_dirty_offset, now_ms, state.next_horizon_ms, unstable)
 
     def state(self) -> list[dict[str, Any]]:
         """Every compacted partition's cleaner state, its dirty ratio measured now."""
@@ -193,7 +214,7 @@ class LogCleaner:
             if not plog.config.compact or not plog.loaded or plog.deleted:
                 continue
             state = self._state(plog)
-            state.dirty_ratio = measure(plog, state.first_dirty_offset, now, state.next_horizon_ms).ratio
+            state.dirty_ratio = self._measure(plog, state, now).ratio
             out.append(asdict(state))
         return out
 
@@ -208,7 +229,7 @@ class LogCleaner:
             if not plog.config.compact or plog.deleted or not plog.loaded or key in self._busy:
                 continue
             state = self._state(plog)
-            found = measure(plog, state.first_dirty_offset, now, state.next_horizon_ms)
+            found = self._measure(plog, state, now)
             state.dirty_ratio = found.ratio
             wanted = found.dirty_bytes > 0 and found.ratio >= plog.config.min_cleanable_dirty_ratio
             if not (wanted or found.due_now):
@@ -325,7 +346,7 @@ class LogCleaner:
         state.cleanings += 1
         state.bytes_cleaned += totals.bytes_read
         state.bytes_removed += totals.bytes_read - totals.bytes_written
-        state.dirty_ratio = measure(plog, state.first_dirty_offset, now, state.next_horizon_ms).ratio
+        state.dirty_ratio = self._measure(plog, state, now).ratio
         await trio.to_thread.run_sync(self._write_checkpoint, plog.directory.parent)
         self._log_cleaning(plog, thread_id, found, end, totals, time.monotonic() - started)
 

@@ -27,7 +27,10 @@ here for it, and nowhere else: ``aborted(producer_id, offset)`` tells
 whether a data record belongs to an aborted transaction (default: none
 does), and :meth:`RetentionRules.keep_control` decides a control batch's
 fate; Kafka removes a marker once no data of its transaction is left before
-it and its delete horizon has passed, which needs the transaction index.
+it and its delete horizon has passed, which needs the transaction index.  The
+third hook, where a cleaning must stop (the first offset of a transaction
+still open), is ``LogCleaner.first_unstable_offset`` in
+:mod:`hmb.log.cleaner.cleaner`.
 """
 
 from __future__ import annotations
