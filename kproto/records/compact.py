@@ -43,6 +43,7 @@ from kproto.records.default import (
     _CRC_PART,
     _MAX_CODEC,
     _PREFIX,
+    _ZZ1,
     CODEC_MASK,
     CONTROL_MASK,
     DELETE_HORIZON_MASK,
@@ -135,23 +136,48 @@ def _v2_payload(entry: bytes | memoryview, fields: tuple[int, ...], max_decompre
 
 
 def _v2_records(payload: bytes, fields: tuple[int, ...]) -> list[_V2Record]:
+    """Each record's place in ``payload`` and what the cleaner decides by.
+
+    One-byte varints (most lengths and deltas) are decoded inline, as the reader does.
+    """
     base_offset, base_ts, count = fields[0], fields[7], fields[12]
     out: list[_V2Record] = []
+    append = out.append
+    zz = _ZZ1
+    varint = _read_varint
     pos = 0
     try:
         for _ in range(count):
-            length, body = _read_varint(payload, pos)
+            b = payload[pos]
+            if b < 0x80:
+                length, body = zz[b], pos + 1
+            elif payload[pos + 1] < 0x80:  # two bytes: most records are 64 B .. 8 KiB
+                u = (b & 0x7F) | payload[pos + 1] << 7
+                length, body = (u >> 1) ^ -(u & 1), pos + 2
+            else:
+                length, body = varint(payload, pos)
             end = body + length
-            ts_delta, ts_end = _read_varint(payload, body + 1, 10)
-            offset_delta, p = _read_varint(payload, ts_end)
-            klen, p = _read_varint(payload, p)
+            b = payload[body + 1]
+            ts_delta, ts_end = (zz[b], body + 2) if b < 0x80 else varint(payload, body + 1, 10)
+            b = payload[ts_end]
+            offset_delta, p = (zz[b], ts_end + 1) if b < 0x80 else varint(payload, ts_end)
+            b = payload[p]
+            klen, p = (zz[b], p + 1) if b < 0x80 else varint(payload, p)
             key = None if klen < 0 else payload[p : p + klen]
-            p += max(klen, 0)
-            vlen, p = _read_varint(payload, p)
+            if klen > 0:
+                p += klen
+            b = payload[p]
+            if b < 0x80:
+                vlen, p = zz[b], p + 1
+            elif payload[p + 1] < 0x80:
+                u = (b & 0x7F) | payload[p + 1] << 7
+                vlen, p = (u >> 1) ^ -(u & 1), p + 2
+            else:
+                vlen, p = varint(payload, p)
             if end > len(payload) or p + max(vlen, 0) > end:
                 raise CorruptRecordError(f"record at byte {pos} runs past its batch")
             info = RecordInfo(base_offset + offset_delta, key, vlen < 0, base_ts + ts_delta)
-            out.append(_V2Record(pos, ts_end, end, info))
+            append(_V2Record(pos, ts_end, end, info))
             pos = end
     except IndexError:
         raise CorruptRecordError("record batch truncated inside a record") from None

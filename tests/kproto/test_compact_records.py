@@ -98,3 +98,20 @@ def test_bytes_that_do_not_parse_raise_corrupt_record() -> None:
     entry[70:] = b"\xff" * (len(entry) - 70)
     with pytest.raises(CorruptRecordError):
         entry_records(bytes(entry))
+
+
+@pytest.mark.parametrize("size", [0, 63, 64, 8191, 8192, 70_000])
+def test_records_of_every_varint_width_keep_their_bytes(size: int) -> None:
+    b = RecordBatchBuilder()
+    for i in range(6):  # timestamps out of order: negative deltas too
+        b.append(
+            b"k%d" % (i % 2) * (size // 100 + 1),
+            None if i == 5 else bytes([i]) * size,
+            1_000_000 - 7919 * i,
+            [("h", b"x" * size)],
+        )
+    entry = b.build(5)
+    out, kept = filter_entry(entry, lambda r: r.offset % 2 == 0, new_horizon_ms=2_000_000_000)
+    want = [(r.offset, r.key, r.value, r.timestamp, r.headers) for r in read_record_batches(entry)][1::2]
+    assert kept == 3 and entry_info(out).delete_horizon_ms == 2_000_000_000  # offset 10 is a tombstone
+    assert [(r.offset, r.key, r.value, r.timestamp, r.headers) for r in read_record_batches(out)] == want
