@@ -177,6 +177,10 @@ def _warn_not_acted_on(values: dict[Property, Any]) -> None:
 
 def check_relations(cfg: BrokerConfig) -> None:
     """Rules between settings, which the table's one-value checks cannot state."""
+    if cfg.log.max_compaction_lag_ms < cfg.log.min_compaction_lag_ms:
+        raise ConfigError(
+            "log.cleaner.max.compaction.lag.ms must be at least log.cleaner.min.compaction.lag.ms"
+        )
     if cfg.group_max_session_timeout_ms < cfg.group_min_session_timeout_ms:
         raise ConfigError("group.max.session.timeout.ms must be at least group.min.session.timeout.ms")
     if not cfg.listeners:

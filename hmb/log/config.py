@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from hmb.properties import NEVER, TOPIC_PROPERTIES, default_of, resolve_topic
+from hmb.properties import NEVER, TOPIC_PROPERTIES, ConfigError, default_of, resolve_topic
 
 if TYPE_CHECKING:
     from hmb.config import BrokerConfig
@@ -64,7 +64,13 @@ class TopicConfig:
         """This configuration with topic-level settings (``{"retention.ms": "1000"}``) applied,
         each checked as the table declares; an unknown or bad one raises ConfigError."""
         values = resolve_topic(overrides, TOPIC_PROPERTIES)
-        return replace(self, **{p.attr: value for p, value in values.items()})
+        config = replace(self, **{p.attr: value for p, value in values.items()})
+        if config.max_compaction_lag_ms < config.min_compaction_lag_ms:  # Kafka refuses the pair too
+            raise ConfigError(
+                f"max.compaction.lag.ms ({config.max_compaction_lag_ms}) must be at least "
+                f"min.compaction.lag.ms ({config.min_compaction_lag_ms})"
+            )
+        return config
 
 
 LogConfig = TopicConfig  # the name hmb.log knew it by

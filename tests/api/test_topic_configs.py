@@ -103,6 +103,7 @@ async def test_a_change_takes_effect_without_a_restart(broker: InProcessBroker) 
         ({"delete_retention_ms": "-1"}, "delete.retention.ms"),
         ({"min_cleanable_dirty_ratio": "1.5"}, "min.cleanable.dirty.ratio"),
         ({"max_compaction_lag_ms": "0"}, "max.compaction.lag.ms"),
+        ({"min_compaction_lag_ms": "10", "max_compaction_lag_ms": "5"}, "max.compaction.lag.ms"),
         ({"retention_ms": None}, "Null value"),
     ],
 )

@@ -217,3 +217,11 @@ def test_the_module_writes_the_readme_block(tmp_path: Path, capsys: pytest.Captu
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="settings:start"):
         write_readme(readme)
+
+
+def test_a_compaction_lag_pair_that_makes_no_sense_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"max\.compaction\.lag\.ms must be at least"):
+        from_properties({"log.cleaner.min.compaction.lag.ms": "10", "log.cleaner.max.compaction.lag.ms": "5"})
+    with pytest.raises(ConfigError, match=r"max\.compaction\.lag\.ms"):
+        TopicConfig().with_overrides({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"})
+    assert TopicConfig().with_overrides({"min.compaction.lag.ms": "5", "max.compaction.lag.ms": "5"})
