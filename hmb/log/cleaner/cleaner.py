@@ -243,6 +243,7 @@ class LogCleaner:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """``log.cleaner.threads`` cleaners, each sleeping ``log.cleaner.backoff.ms`` when idle."""
+        self._stop.clear()  # a broker run again after a stop cleans again
         try:
             async with trio.open_nursery() as nursery:
                 for i in range(self.threads):
