@@ -322,12 +322,14 @@ def encode_produce_response(
     *,
     throttle_time_ms: int = 0,
     log_append_times: Mapping[tuple[str, int], int] | None = None,
+    error_messages: Mapping[tuple[str, int], str] | None = None,
 ) -> bytes:
     """The Produce response frame of ``version`` (size prefix included).
 
     ``log_append_time_ms`` (v2+) is the stamp ``log_append_times`` gives a
     (topic, partition) of a LogAppendTime topic, else -1; per-record errors
-    are empty and the error message null: what this broker always answers.
+    are empty, and the error message (v8+) is what ``error_messages`` gives a
+    (topic, partition), else null.
     """
     out = bytearray(_I32_I32.pack(0, correlation_id))
     if version >= FIRST_FLEXIBLE:
@@ -347,7 +349,12 @@ def encode_produce_response(
             if version >= 5:
                 out += _PARTITION_V5.pack(index, code, base, stamp, start)
                 if version >= 8:
-                    out += _V8_TAIL
+                    message = error_messages.get((name, index)) if error_messages else None
+                    if message is None:
+                        out += _V8_TAIL
+                    else:
+                        text = message.encode("utf-8")
+                        out += _I32.pack(0) + _I16.pack(len(text)) + text
             elif version >= 2:
                 out += _PARTITION_V2.pack(index, code, base, stamp)
             else:

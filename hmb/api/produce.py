@@ -53,9 +53,13 @@ def _max_magic(version: int) -> int:
 
 
 async def _append_to(
-    ctx: RequestContext, plog: PartitionLog, records: bytes | bytearray | None
+    ctx: RequestContext,
+    plog: PartitionLog,
+    records: bytes | bytearray | None,
+    messages: dict[tuple[str, int], str],
 ) -> tuple[int, int, int]:
-    """(error code, base offset, log append time or -1) of one partition's append."""
+    """(error code, base offset, log append time or -1) of one partition's append; an
+    INVALID_RECORD refusal also says why in ``messages`` (v8's error_message)."""
     if not records:
         return _NONE, -1, -1
     version = ctx.request.version
@@ -63,7 +67,10 @@ async def _append_to(
         info = await plog.append(records, max_magic=_max_magic(version))
     except LOG_ERRORS as exc:
         log_refusal(log, exc, f"append to {plog.topic}-{plog.partition}", ctx.peer)
-        return error_code(exc, ApiKey.PRODUCE, version), -1, -1
+        code = error_code(exc, ApiKey.PRODUCE, version)
+        if code == ErrorCode.INVALID_RECORD:
+            messages[(plog.topic, plog.partition)] = str(exc)
+        return code, -1, -1
     return _NONE, info.base_offset, info.log_append_time
 
 
@@ -91,6 +98,7 @@ async def handle(ctx: RequestContext) -> Reply:
     denied = _denied(ctx)
     responses: list[tuple[str, list[PartitionResult]]] = []
     append_times: dict[tuple[str, int], int] = {}  # LogAppendTime topics' stamps, for v2+ answers
+    messages: dict[tuple[str, int], str] = {}  # why a partition's records were invalid, for v8
     for topic in body.topic_data:
         partitions: list[PartitionResult] = []
         for pd in topic.partition_data:
@@ -103,7 +111,7 @@ async def handle(ctx: RequestContext) -> Reply:
             elif (plog := logs.get(topic.name, pd.index)) is None:
                 code, base = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
             else:
-                code, base, append_time = await _append_to(ctx, plog, pd.records)
+                code, base, append_time = await _append_to(ctx, plog, pd.records, messages)
                 if code == _NONE:
                     start = plog.log_start_offset
                     if append_time >= 0:
@@ -122,5 +130,9 @@ async def handle(ctx: RequestContext) -> Reply:
             raise CloseConnection(f"produce with acks=0 failed: {failed[:3]}")
         return NO_RESPONSE
     return encode_produce_response(
-        request.version, request.correlation_id, responses, log_append_times=append_times
+        request.version,
+        request.correlation_id,
+        responses,
+        log_append_times=append_times,
+        error_messages=messages,
     )
