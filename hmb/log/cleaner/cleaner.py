@@ -23,11 +23,12 @@ Rules of this module:
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,7 @@ from hmb.log.partition import PartitionLog
 from hmb.log.scan import Entry, iter_entries
 from hmb.log.segment import LogSegment
 from hmb.log.time_lookup import segment_max_timestamp
+from hmb.log.transactions import AbortedTxn
 from kproto.records.compact import NO_HORIZON
 
 if TYPE_CHECKING:
@@ -168,9 +170,9 @@ class LogCleaner:
         self.states: dict[tuple[str, int], CleanerState] = {}
         self._busy: set[tuple[str, int]] = set()
         self._owners: dict[tuple[str, int], PartitionLog] = {}  # whose state each entry is
-        #: Transactions' hook: the first offset of a still open transaction of a partition
-        #: (None: none open), which the dirty section stops before, as Kafka's does.
-        self.first_unstable_offset: Callable[[PartitionLog], int | None] = lambda plog: None
+        #: the first offset of a still open transaction of a partition (None: none open),
+        #: which the dirty section stops before, as Kafka's does
+        self.first_unstable_offset: Callable[[PartitionLog], int | None] = _first_unstable_offset
         self._finished: trio.Event | None = None  # set when a cleaning ends (clean_all waits on it)
         self._loaded = False
 
@@ -305,6 +307,7 @@ class LogCleaner:
             cfg.delete_retention_ms,
             _legacy_horizon(segments, found.first_dirty, cfg.delete_retention_ms, plog.active.base_offset),
             {pid: e.batches[-1].last_offset for pid, e in plog.producers.producers.items() if e.batches},
+            aborted_records(plog.txns.aborted),
         )
         with contextlib.ExitStack() as pins:
             for seg in segments:
@@ -407,3 +410,28 @@ class LogCleaner:
             100 * (1 - r.records_kept / r.records_read) if r.records_read else 0.0,
             found.ratio,
         )
+
+
+def _first_unstable_offset(plog: PartitionLog) -> int | None:
+    return plog.txns.first_unstable_offset()
+
+
+def aborted_records(aborted: Sequence[AbortedTxn]) -> Callable[[int, int], bool]:
+    """Whether a record (producer id, offset) lies in one of ``aborted``'s transactions.
+
+    Built on the event loop from a copy, asked from the cleaning's worker
+    thread: the partition's list may grow meanwhile.
+    """
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for txn in aborted:
+        ranges.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+    firsts = {pid: [first for first, _ in spans] for pid, spans in ranges.items()}
+
+    def is_aborted(producer_id: int, offset: int) -> bool:
+        spans = ranges.get(producer_id)
+        if spans is None:
+            return False
+        i = bisect.bisect_right(firsts[producer_id], offset) - 1
+        return i >= 0 and offset <= spans[i][1]
+
+    return is_aborted

@@ -19,18 +19,17 @@ tombstone, MessageSet (magic 0/1)      while its segment was modified after the 
 batch left with no record              dropped, unless it is its producer's last batch:
                                        then it stays empty, its header keeping the
                                        producer's epoch and last sequence
-control batch (transaction marker)     always, for now (see ``keep_control``)
+control batch (transaction marker)     always (see ``keep_control``)
 =====================================  =================================================
 
-Transactions: the log side of transactions lands separately.  Two hooks are
-here for it, and nowhere else: ``aborted(producer_id, offset)`` tells
-whether a data record belongs to an aborted transaction (default: none
-does), and :meth:`RetentionRules.keep_control` decides a control batch's
-fate; Kafka removes a marker once no data of its transaction is left before
-it and its delete horizon has passed, which needs the transaction index.  The
-third hook, where a cleaning must stop (the first offset of a transaction
-still open), is ``LogCleaner.first_unstable_offset`` in
-:mod:`hmb.log.cleaner.cleaner`.
+Transactions: ``aborted(producer_id, offset)`` tells whether a data record
+belongs to an aborted transaction (the cleaner builds it from the
+partition's aborted transactions, :func:`hmb.log.cleaner.cleaner.aborted_records`),
+and a cleaning stops before the first offset of a transaction still open
+(``LogCleaner.first_unstable_offset``).  :meth:`RetentionRules.keep_control`
+keeps every marker: Kafka removes one once no data of its transaction is
+left before it and its delete horizon has passed; hmb keeps them, which
+costs a few bytes per transaction and never changes what a reader sees.
 """
 
 from __future__ import annotations
@@ -69,7 +68,7 @@ class RetentionRules:
         return self.now_ms + self.delete_retention_ms
 
     def keep_control(self, info: EntryInfo) -> bool:
-        """A control batch stays (the transactional rule is wired in with the transaction index)."""
+        """A control batch stays (see the module header)."""
         return True
 
     def keep_empty(self, info: EntryInfo) -> bool:
