@@ -1,0 +1,49 @@
+"""Topic admin in a cluster: what the broker that receives CreateTopics or DeleteTopics writes.
+
+As in Kafka's ZooKeeper mode, any broker may take the request: it writes the
+topic's settings (``/config/topics/<t>``) and then its replica assignment
+(``/brokers/topics/<t>``), and the controller reacts to the new assignment
+by electing each partition's leader.  Deletion is a marker,
+``/admin/delete_topics/<t>``, that the controller acts on.  The assignment
+znode's creation is the point of no return: a topic exists when it does, and
+a second request for the same name finds it there (TOPIC_ALREADY_EXISTS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError
+
+from hmb.cluster import layout
+from hmb.cluster.layout import TopicAssignment
+
+
+class TopicExistsError(Exception):
+    """The assignment znode is there already: another request created the topic."""
+
+
+def write_topic(zk: KazooClient, topic: str, assignment: TopicAssignment, config: Mapping[str, str]) -> None:
+    """Settings first, then the assignment, as Kafka's admin client wrote them (blocking)."""
+    if zk.exists(layout.topic_path(topic)):
+        raise TopicExistsError(topic)
+    zk.ensure_path(layout.CONFIG_TOPICS)
+    data = layout.encode_topic_config(config)
+    try:
+        zk.create(layout.topic_config_path(topic), data)
+    except NodeExistsError:
+        zk.set(layout.topic_config_path(topic), data)  # left by a creation that failed half-way
+    try:
+        zk.create(layout.topic_path(topic), assignment.encode())
+    except NodeExistsError:
+        raise TopicExistsError(topic) from None
+
+
+def mark_for_deletion(zk: KazooClient, topic: str) -> None:
+    """Ask the controller to delete ``topic`` (blocking; a second mark is the same mark)."""
+    zk.ensure_path(layout.DELETE_TOPICS)
+    try:
+        zk.create(layout.delete_topic_path(topic), b"")
+    except NodeExistsError:
+        pass
