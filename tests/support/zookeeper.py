@@ -11,7 +11,9 @@ the admin HTTP server off and the ``ruok``/``srvr`` four-letter words
 allowed.  ZooKeeper's extended types (TTL nodes) are enabled, as a later
 acknowledgement level records receipts with them.
 
-Readiness is a bounded wait on ``ruok`` answering ``imok``; the time it took
+Readiness is a bounded wait on ``srvr`` reporting a mode (``ruok`` answers
+``imok`` as soon as the port is open, before the server serves requests:
+"This ZooKeeper instance is not currently serving requests"); the time it took
 is kept in :attr:`ZooKeeperProcess.start_seconds` so a test run can say what
 a ZooKeeper costs.  Without Java or the package the fixture skips with the
 reason (``scripts/test`` installs the package when it runs as root).
@@ -109,14 +111,14 @@ class ZooKeeperProcess:
         )
         log.close()
         deadline = began + timeout
-        while four_letter_word(self.host, self.port, "ruok") != "imok":
+        while "Mode: " not in four_letter_word(self.host, self.port, "srvr"):
             if self.proc.poll() is not None:
                 raise RuntimeError(f"ZooKeeper exited with {self.proc.returncode}: {self.output()[-2000:]}")
             if time.monotonic() > deadline:
                 self.kill()
                 tail = self.output()[-2000:]
-                raise TimeoutError(f"ZooKeeper did not answer ruok within {timeout} s: {tail}")
-            time.sleep(0.05)  # polling a condition: the next ruok
+                raise TimeoutError(f"ZooKeeper did not serve within {timeout} s: {tail}")
+            time.sleep(0.05)  # polling a condition: the next srvr
         self.start_seconds = time.monotonic() - began
         return self
 
