@@ -120,19 +120,19 @@ class BrokerRegistration:
 
     def encode(self) -> bytes:
         first = self.endpoints[0]
-        return _dump(
-            {
-                "listener_security_protocol_map": {e.listener: e.security_protocol for e in self.endpoints},
-                "endpoints": [f"{e.listener}://{e.host}:{e.port}" for e in self.endpoints],
-                "rack": self.rack,
-                "jmx_port": -1,
-                "port": first.port,
-                "host": first.host,
-                "version": 5,
-                "timestamp": str(self.timestamp or now_ms()),  # a string in Kafka's format
-                "features": {},
-            }
-        )
+        obj: dict[str, Any] = {
+            "listener_security_protocol_map": {e.listener: e.security_protocol for e in self.endpoints},
+            "endpoints": [f"{e.listener}://{e.host}:{e.port}" for e in self.endpoints],
+            "jmx_port": -1,
+            "port": first.port,
+            "host": first.host,
+            "version": 5,
+            "timestamp": str(self.timestamp or now_ms()),  # a string in Kafka's format
+            "features": {},
+        }
+        if self.rack is not None:  # Kafka writes the key only for a broker with a rack
+            obj["rack"] = self.rack
+        return _dump(obj)
 
     @classmethod
     def decode(cls, broker_id: int, data: bytes) -> BrokerRegistration:
@@ -152,9 +152,7 @@ class BrokerRegistration:
 
 
 def encode_controller(broker_id: int) -> bytes:
-    return _dump(
-        {"version": 2, "brokerid": broker_id, "timestamp": str(now_ms()), "kraftControllerEpoch": -1}
-    )
+    return _dump({"version": 2, "brokerid": broker_id, "timestamp": str(now_ms())})
 
 
 def decode_controller(data: bytes) -> int:
