@@ -36,7 +36,7 @@ import logging
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 
 from hmb.cluster import layout
 from hmb.cluster.layout import PartitionState
@@ -93,9 +93,10 @@ def _fenced_write(zk: KazooClient, epoch: Epoch, ops: list[tuple[str, str, bytes
         else:
             tx.delete(path, version=version)
     results = tx.commit()
-    failures = [r for r in results if isinstance(r, Exception)]
+    # a failed transaction answers each op: the one that failed its error, the others RolledBackError
+    failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
     if failures:
-        if isinstance(results[0], Exception):
+        if failures[0] is results[0]:  # the epoch check itself
             raise FencedError(f"controller epoch {epoch.epoch} is no longer current")
         raise failures[0]
 

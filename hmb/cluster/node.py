@@ -21,16 +21,19 @@ from __future__ import annotations
 
 import base64
 import logging
+import math
 import time
 from collections.abc import Sequence
 
 import trio
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from hmb.cluster import layout
 from hmb.cluster.assignment import assign_replicas
 from hmb.cluster.controller import Epoch, FencedError, reconcile, try_elect
+from hmb.cluster.errors import ClusterError
 from hmb.cluster.layout import BrokerRegistration, Endpoint, TopicAssignment
 from hmb.cluster.session import ZkSession
 from hmb.cluster.topics import mark_for_deletion, write_topic
@@ -38,11 +41,14 @@ from hmb.cluster.view import ClusterView, read_view
 from hmb.config import BrokerConfig, ConfigError
 from hmb.log import topic_ids
 from hmb.log.manager import LogManager
-from hmb.log.meta import InconsistentClusterIdError, new_cluster_id, recorded_cluster_id
+from hmb.log.meta import new_cluster_id, recorded_cluster_id
 
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
+#: what a ZooKeeper call raises when ZooKeeper cannot answer (kazoo's timeout is no KazooException)
+ZK_ERRORS = (KazooException, KazooTimeoutError)
+RETRY_S = 0.5  # after a failed step (ZooKeeper unreachable), the next try comes this much later
 
 
 class ClusterNode:
@@ -64,6 +70,7 @@ class ClusterNode:
         self.epoch: Epoch | None = None  # set while this broker is the controller
         self._updated = trio.Event()
         self._endpoints: tuple[Endpoint, ...] = ()
+        self._failing = False  # the last step failed: try again without waiting for a watch
 
     @property
     def zk(self) -> KazooClient:
@@ -73,12 +80,18 @@ class ClusterNode:
 
     async def join(self) -> str:
         """Connect, make Kafka's persistent paths, settle the cluster id (before the log loads)."""
-        await self.session.start()
+        try:
+            await self.session.start()
+        except ZK_ERRORS as exc:
+            raise ClusterError(
+                f"cannot reach ZooKeeper at {self.config.zookeeper_connect} "
+                f"(zookeeper.connection.timeout.ms={self.config.zookeeper_connection_timeout_ms}): {exc}"
+            ) from None
         await self.session.run(self._ensure_paths)
         local = recorded_cluster_id(list(self.config.log_dirs))
         cluster_id = await self.session.run(self._adopt_cluster_id, local or new_cluster_id())
         if local is not None and local != cluster_id:
-            raise InconsistentClusterIdError(
+            raise ClusterError(
                 f"the cluster id in ZooKeeper, {cluster_id}, does not match the one in meta.properties, "
                 f"{local}: these log directories belong to another cluster"
             )
@@ -121,7 +134,7 @@ class ClusterNode:
                 if stat.ephemeralOwner == self.zk.client_id[0]:
                     return  # ours already (registered before a reconnection)
                 if time.monotonic() > deadline:
-                    raise ConfigError(
+                    raise ClusterError(
                         f"broker id {self.broker_id} is registered by another live broker: "
                         "every broker of a cluster needs its own node.id"
                     ) from None
@@ -147,17 +160,24 @@ class ClusterNode:
             await self._step()
             task_status.started()
             while True:
-                await self.session.changed()
-                await self._step()
+                with trio.move_on_after(RETRY_S if self._failing else math.inf):
+                    await self.session.changed()
+                try:
+                    await self._step()
+                except ZK_ERRORS as exc:  # disconnected, or the session just expired
+                    log.warning("cluster: %s: %s; trying again", type(exc).__name__, exc)
+                    self._failing = True
+                else:
+                    self._failing = False
         finally:
             with trio.CancelScope(shield=True):
                 await self.session.close()
 
     async def _step(self) -> None:
-        if self.session.lost:
-            self.session.lost = False
+        if self.session.lost:  # cleared only once registered again: a failed try is retried
             self.epoch = None
             await self._register()
+            self.session.lost = False
         view = await self.session.run(read_view, self.zk, self.session.watch)
         if view.controller == -1:
             self.epoch = await self.session.run(try_elect, self.zk, self.broker_id)
