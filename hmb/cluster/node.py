@@ -36,7 +36,7 @@ from hmb.cluster.controller import Epoch, FencedError, reconcile, try_elect
 from hmb.cluster.errors import ClusterError
 from hmb.cluster.layout import BrokerRegistration, Endpoint, TopicAssignment
 from hmb.cluster.session import ZkSession
-from hmb.cluster.topics import mark_for_deletion, write_topic
+from hmb.cluster.topics import add_partitions, mark_for_deletion, write_topic
 from hmb.cluster.view import ClusterView, read_view
 from hmb.config import BrokerConfig, ConfigError
 from hmb.log import topic_ids
@@ -217,12 +217,19 @@ class ClusterNode:
             log.debug("offsets topic: %s", exc)
 
     async def _follow(self, previous: ClusterView, view: ClusterView) -> None:
-        """Make the local logs agree with the view: open new topics, delete gone ones."""
+        """Make the local logs agree with the view: open new topics and partitions, delete gone topics."""
         for topic in sorted(set(previous.topics) - set(view.topics)):
             if topic in self.logs.topics and topic != OFFSETS_TOPIC:
                 await self.logs.delete_topic(topic)
         for topic, assignment in sorted(view.topics.items()):
-            if topic in self.logs.topics or topic in self.logs.creating or topic in self.logs.deleting:
+            local = self.logs.topics.get(topic)
+            if (
+                local is not None
+                and len(local) < len(assignment.partitions)
+                and topic not in self.logs.growing
+            ):
+                await self.logs.add_partitions_async(topic, len(assignment.partitions))
+            if local is not None or topic in self.logs.creating or topic in self.logs.deleting:
                 continue
             if topic in view.deleting:
                 continue
@@ -255,6 +262,11 @@ class ClusterNode:
         await self.session.run(
             write_topic, self.zk, topic, TopicAssignment(partitions, _new_id_text()), config
         )
+        self.session.nudge()
+
+    async def add_partitions(self, topic: str, count: int, new: dict[int, tuple[int, ...]]) -> None:
+        """Grow ``topic`` from ``count`` partitions by ``new`` (TopicChangedError: it changed)."""
+        await self.session.run(add_partitions, self.zk, topic, count, new)
         self.session.nudge()
 
     async def delete_topic(self, topic: str) -> None:

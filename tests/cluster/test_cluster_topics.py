@@ -182,6 +182,40 @@ def test_deleting_a_topic_goes_through_the_controller(cluster: Cluster) -> None:
     )
 
 
+def test_partitions_added_through_any_broker_are_placed_and_opened(cluster: Cluster) -> None:
+    from confluent_kafka.admin import NewPartitions
+
+    _create(cluster, 0, "grown", 2)
+    admin = _admin(cluster.brokers[2].bootstrap)
+    futures = admin.create_partitions([NewPartitions("grown", 5)], operation_timeout=20)
+    assert futures["grown"].result(30) is None
+    assignment = cluster.json("/brokers/topics/grown")
+    assert sorted(assignment["partitions"]) == [str(p) for p in range(5)]
+    leaders = _leaders(cluster, "grown", 5)
+    assert set(leaders.values()) <= {0, 1, 2}
+    cluster.wait(
+        lambda: all((b.data_dir / f"grown-{p}").exists() for b in cluster.brokers.values() for p in range(5)),
+        what="every broker's new partitions",
+    )
+    producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "log_level": 3})
+    producer.produce("grown", b"in the new partition", partition=4)
+    assert producer.flush(30) == 0
+    shrink = admin.create_partitions([NewPartitions("grown", 3)])["grown"]
+    with pytest.raises(ck.KafkaException) as exc:
+        shrink.result(15)
+    assert exc.value.args[0].code() == ck.KafkaError.INVALID_PARTITIONS
+
+
+def test_a_topic_is_auto_created_through_the_cluster(cluster: Cluster) -> None:
+    producer = ck.Producer({"bootstrap.servers": cluster.brokers[1].bootstrap, "log_level": 3})
+    errors: list[object] = []
+    producer.produce("made-on-first-use", b"v", on_delivery=lambda e, m: e and errors.append(e))
+    assert producer.flush(30) == 0 and not errors
+    assignment = cluster.json("/brokers/topics/made-on-first-use")
+    assert len(assignment["partitions"]) == 1  # num.partitions
+    assert cluster.json("/brokers/topics/made-on-first-use/partitions/0/state")["leader"] in (0, 1, 2)
+
+
 def test_a_restarted_broker_leads_its_partitions_again_with_its_data(cluster: Cluster) -> None:
     _create(cluster, 0, "rejoin", 3)
     leaders = _leaders(cluster, "rejoin", 3)
