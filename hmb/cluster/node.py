@@ -221,6 +221,13 @@ class ClusterNode:
         for topic in sorted(set(previous.topics) - set(view.topics)):
             if topic in self.logs.topics and topic != OFFSETS_TOPIC:
                 await self.logs.delete_topic(topic)
+        for topic, config in sorted(view.configs.items()):
+            # /config/topics/<t> changed (written by a tool, as kafka-configs --zookeeper did)
+            if topic in previous.configs and previous.configs[topic] != config and topic in self.logs.topics:
+                try:
+                    self.logs.set_topic_overrides(topic, config)
+                except ConfigError as exc:
+                    log.error("topic %s: settings from ZooKeeper refused: %s", topic, exc)
         for topic, assignment in sorted(view.topics.items()):
             local = self.logs.topics.get(topic)
             if (

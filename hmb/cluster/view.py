@@ -95,7 +95,7 @@ def read_view(zk: KazooClient, watch: Callable[..., Any] | None) -> ClusterView:
             got = _data(zk, layout.state_path(topic, p), watch)
             if got is not None:
                 states[(topic, p)] = PartitionState.decode(got[0], got[1])
-        got = _data(zk, layout.topic_config_path(topic), None)
+        got = _data(zk, layout.topic_config_path(topic), watch)
         if got is not None:
             configs[topic] = layout.decode_topic_config(got[0])
     deleting = frozenset(_children(zk, layout.DELETE_TOPICS, watch))

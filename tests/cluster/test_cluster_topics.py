@@ -216,6 +216,24 @@ def test_a_topic_is_auto_created_through_the_cluster(cluster: Cluster) -> None:
     assert cluster.json("/brokers/topics/made-on-first-use/partitions/0/state")["leader"] in (0, 1, 2)
 
 
+def test_topic_settings_written_in_zookeeper_reach_every_broker(cluster: Cluster) -> None:
+    from confluent_kafka.admin import ConfigResource
+
+    _create(cluster, 0, "tuned", 1)
+    cluster.zk.set(
+        "/config/topics/tuned", json.dumps({"version": 1, "config": {"retention.ms": "1234"}}).encode()
+    )
+    for b in cluster.brokers.values():
+        admin = _admin(b.bootstrap)
+
+        def retention() -> bool:
+            resource = ConfigResource(ConfigResource.Type.TOPIC, "tuned")
+            described = admin.describe_configs([resource])[resource].result(10)  # noqa: B023
+            return described["retention.ms"].value == "1234"
+
+        cluster.wait(retention, what=f"broker at {b.bootstrap} to apply the setting")
+
+
 def test_a_restarted_broker_leads_its_partitions_again_with_its_data(cluster: Cluster) -> None:
     _create(cluster, 0, "rejoin", 3)
     leaders = _leaders(cluster, "rejoin", 3)
