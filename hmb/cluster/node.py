@@ -156,6 +156,9 @@ class ClusterNode:
         """Register with ``endpoints`` (the bound, advertised addresses), then follow the cluster."""
         self._endpoints = tuple(endpoints)
         try:
+            # the cluster as it is, before registering: a broker restarted after kill -9 may wait
+            # a session timeout for its old registration to expire, and answers meanwhile
+            self.view = await self.session.run(read_view, self.zk, None)
             await self._register()
             await self._step()
             task_status.started()
