@@ -119,6 +119,7 @@ class Broker:
         from hmb.cluster.node import ClusterNode  # kazoo is loaded only by brokers in a cluster
 
         self.services.cluster = ClusterNode(self.config, self.logs)
+        self.settings.topic_changed = self.services.cluster.topic_changed
         await self.services.cluster.join()
 
     async def _start_cluster(self, nursery: trio.Nursery) -> None:

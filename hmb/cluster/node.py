@@ -71,6 +71,8 @@ class ClusterNode:
         self._updated = trio.Event()
         self._endpoints: tuple[Endpoint, ...] = ()
         self._failing = False  # the last step failed: try again without waiting for a watch
+        #: topic settings changed through this broker, to be written to /config/topics
+        self._config_changes: dict[str, dict[str, str]] = {}
 
     @property
     def zk(self) -> KazooClient:
@@ -176,7 +178,26 @@ class ClusterNode:
             with trio.CancelScope(shield=True):
                 await self.session.close()
 
+    def topic_changed(self, topic: str, config: dict[str, str]) -> None:
+        """AlterConfigs changed ``topic`` here: share it through ZooKeeper at the next step."""
+        self._config_changes[topic] = config
+        self.session.nudge()
+
+    def _write_configs(self, changes: dict[str, dict[str, str]]) -> None:
+        for topic, config in changes.items():
+            try:
+                self.zk.set(layout.topic_config_path(topic), layout.encode_topic_config(config))
+            except NoNodeError:
+                log.info("topic %s: settings not shared, the topic is gone", topic)
+
     async def _step(self) -> None:
+        if self._config_changes:
+            changes, self._config_changes = self._config_changes, {}
+            try:
+                await self.session.run(self._write_configs, changes)
+            except BaseException:
+                self._config_changes = {**changes, **self._config_changes}  # tried again next step
+                raise
         if self.session.lost:  # cleared only once registered again: a failed try is retried
             self.epoch = None
             await self._register()

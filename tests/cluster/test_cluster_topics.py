@@ -216,22 +216,40 @@ def test_a_topic_is_auto_created_through_the_cluster(cluster: Cluster) -> None:
     assert cluster.json("/brokers/topics/made-on-first-use/partitions/0/state")["leader"] in (0, 1, 2)
 
 
-def test_topic_settings_written_in_zookeeper_reach_every_broker(cluster: Cluster) -> None:
-    from confluent_kafka.admin import ConfigResource
-
-    _create(cluster, 0, "tuned", 1)
-    cluster.zk.set(
-        "/config/topics/tuned", json.dumps({"version": 1, "config": {"retention.ms": "1234"}}).encode()
-    )
+def _retention_everywhere(cluster: Cluster, topic: str, value: str) -> None:
+    """Each broker's own answer (a client would send DescribeConfigs to any one broker)."""
+    resource = {"resource_type": 2, "resource_name": topic, "configuration_keys": ["retention.ms"]}
+    request = {"resources": [resource], "include_synonyms": False}
     for b in cluster.brokers.values():
-        admin = _admin(b.bootstrap)
+        with WireClient(b.bootstrap) as c:
 
-        def retention() -> bool:
-            resource = ConfigResource(ConfigResource.Type.TOPIC, "tuned")
-            described = admin.describe_configs([resource])[resource].result(10)  # noqa: B023
-            return described["retention.ms"].value == "1234"
+            def retention() -> bool:
+                body = c.request(ApiKey.DESCRIBE_CONFIGS, 1, request)
+                return [e.value for e in body.results[0].configs] == [value]
 
-        cluster.wait(retention, what=f"broker at {b.bootstrap} to apply the setting")
+            cluster.wait(retention, what=f"broker at {b.bootstrap} to apply retention.ms={value}")
+
+
+def test_topic_settings_written_in_zookeeper_reach_every_broker(cluster: Cluster) -> None:
+    _create(cluster, 0, "tuned", 1)
+    config = json.dumps({"version": 1, "config": {"retention.ms": "1234"}}).encode()
+    cluster.zk.set("/config/topics/tuned", config)  # as kafka-configs --zookeeper wrote it
+    _retention_everywhere(cluster, "tuned", "1234")
+
+
+def test_topic_settings_altered_through_one_broker_reach_every_broker(cluster: Cluster) -> None:
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    _create(cluster, 1, "altered", 1)
+    admin = _admin(cluster.brokers[2].bootstrap)
+    entry = ConfigEntry("retention.ms", "4321", incremental_operation=AlterConfigOpType.SET)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "altered", incremental_configs=[entry])
+    assert admin.incremental_alter_configs([resource])[resource].result(15) is None
+    cluster.wait(
+        lambda: cluster.json("/config/topics/altered") == {"version": 1, "config": {"retention.ms": "4321"}},
+        what="the change shared through ZooKeeper",
+    )
+    _retention_everywhere(cluster, "altered", "4321")
 
 
 def test_a_restarted_broker_leads_its_partitions_again_with_its_data(cluster: Cluster) -> None:
