@@ -17,5 +17,4 @@ def misdirected(ctx: RequestContext, topic: str, partition: int) -> bool:
     cluster = ctx.services.cluster
     if cluster is None:
         return False
-    view = cluster.view
-    return topic in view.topics and view.leader(topic, partition) != cluster.broker_id
+    return topic in cluster.view.topics and not cluster.leads(topic, partition)

@@ -101,9 +101,8 @@ def _fenced_write(zk: KazooClient, epoch: Epoch, ops: list[tuple[str, str, bytes
         raise failures[0]
 
 
-def _place(
-    view: ClusterView, topic: str, partition: int, replicas: tuple[int, ...], epoch: int
-) -> bytes | None:
+def _place(view: ClusterView, replicas: tuple[int, ...], epoch: int) -> bytes | None:
+    """A new partition's first state: its first live replica leads; None while none is alive."""
     live = [b for b in replicas if b in view.brokers]
     if not live:
         return None
@@ -156,7 +155,7 @@ def reconcile(zk: KazooClient, epoch: Epoch, view: ClusterView) -> int:
         for p, replicas in sorted(assignment.partitions.items()):
             state = view.states.get((topic, p))
             if state is None:
-                data = _place(view, topic, p, tuple(replicas), epoch.epoch)
+                data = _place(view, tuple(replicas), epoch.epoch)
                 if data is None:
                     continue
                 zk.ensure_path(f"{layout.partitions_path(topic)}/{p}")

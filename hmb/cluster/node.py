@@ -23,7 +23,7 @@ import base64
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import trio
 from kazoo.client import KazooClient
@@ -277,9 +277,8 @@ class ClusterNode:
     def leads(self, topic: str, partition: int) -> bool:
         return self.view.leader(topic, partition) == self.broker_id
 
-    async def wait_until(self, ready: object, timeout_s: float) -> bool:
+    async def wait_until(self, ready: Callable[[ClusterView], bool], timeout_s: float) -> bool:
         """Wait (bounded) until ``ready(view)`` is true; whether it became true."""
-        assert callable(ready)
         with trio.move_on_after(timeout_s):
             while not ready(self.view):
                 await self._updated.wait()
