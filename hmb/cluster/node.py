@@ -20,6 +20,7 @@ cluster id: the first broker writes ``/cluster/id`` from its
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import math
 import time
@@ -36,7 +37,7 @@ from hmb.cluster.controller import Epoch, FencedError, reconcile, try_elect
 from hmb.cluster.errors import ClusterError
 from hmb.cluster.layout import BrokerRegistration, Endpoint, TopicAssignment
 from hmb.cluster.session import ZkSession
-from hmb.cluster.topics import add_partitions, mark_for_deletion, write_topic
+from hmb.cluster.topics import TopicExistsError, add_partitions, mark_for_deletion, write_topic
 from hmb.cluster.view import ClusterView, read_view
 from hmb.config import BrokerConfig, ConfigError
 from hmb.log import topic_ids
@@ -235,10 +236,8 @@ class ClusterNode:
         racks = {b: r.rack for b, r in view.brokers.items()}
         count = self.config.offsets_topic_num_partitions
         placed = assign_replicas(racks, count, 1)
-        try:
+        with contextlib.suppress(TopicExistsError):  # made by an earlier controller meanwhile
             write_topic(self.zk, OFFSETS_TOPIC, TopicAssignment(placed, _new_id_text()), {})
-        except Exception as exc:
-            log.debug("offsets topic: %s", exc)
 
     async def _follow(self, previous: ClusterView, view: ClusterView) -> None:
         """Make the local logs agree with the view: open new topics and partitions, delete gone topics."""
@@ -246,8 +245,9 @@ class ClusterNode:
             if topic in self.logs.topics and topic != OFFSETS_TOPIC:
                 await self.logs.delete_topic(topic)
         for topic, config in sorted(view.configs.items()):
-            # /config/topics/<t> changed (written by a tool, as kafka-configs --zookeeper did)
-            if topic in previous.configs and previous.configs[topic] != config and topic in self.logs.topics:
+            # /config/topics/<t> differs from the local copy: changed through another broker, by a
+            # tool (as kafka-configs --zookeeper wrote it), or while this broker was down
+            if topic in self.logs.topics and self.logs.topic_configs.overrides(topic) != config:
                 try:
                     self.logs.set_topic_overrides(topic, config)
                 except ConfigError as exc:
@@ -259,15 +259,21 @@ class ClusterNode:
                 and len(local) < len(assignment.partitions)
                 and topic not in self.logs.growing
             ):
-                await self.logs.add_partitions_async(topic, len(assignment.partitions))
+                try:  # CreatePartitions through another broker
+                    await self.logs.add_partitions_async(topic, len(assignment.partitions))
+                except OSError as exc:
+                    log.error("cannot open the new partitions of topic %s here: %s", topic, exc)
             if local is not None or topic in self.logs.creating or topic in self.logs.deleting:
                 continue
             if topic in view.deleting:
                 continue
             raw = base64.urlsafe_b64decode(assignment.topic_id + "==") if assignment.topic_id else None
-            await self.logs.create_topic_async(
-                topic, len(assignment.partitions), view.configs.get(topic) or None, topic_id=raw
-            )
+            try:
+                await self.logs.create_topic_async(
+                    topic, len(assignment.partitions), view.configs.get(topic) or None, topic_id=raw
+                )
+            except (OSError, ConfigError) as exc:  # this broker's copy only: the cluster goes on
+                log.error("cannot open the partitions of topic %s here: %s", topic, exc)
         led = view.led_by(self.broker_id)
         if led != previous.led_by(self.broker_id):
             log.info("broker %d leads %d partition(s): %s", self.broker_id, len(led), _summary(led))

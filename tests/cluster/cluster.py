@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from bench.hmb_process import BrokerProcess
 
@@ -45,6 +46,13 @@ class Cluster:
     def json(self, path: str) -> Any:
         data, _ = self.zk.get(path)
         return json.loads(data)
+
+    def json_if_any(self, path: str) -> Any:
+        """The znode's JSON, or None when it does not exist (now: it may go between two reads)."""
+        try:
+            return self.json(path)
+        except NoNodeError:
+            return None
 
     def wait(self, condition: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
         deadline = time.monotonic() + timeout

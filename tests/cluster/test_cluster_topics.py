@@ -277,6 +277,8 @@ def test_a_restarted_broker_leads_its_partitions_again_with_its_data(cluster: Cl
     for p in theirs:  # as Kafka with one replica: no leader until the broker returns
         assert md.topics["rejoin"].partitions[p].leader == -1
         assert md.topics["rejoin"].partitions[p].error.code() == ck.KafkaError.LEADER_NOT_AVAILABLE
+    config = json.dumps({"version": 1, "config": {"retention.ms": "5555"}}).encode()
+    cluster.zk.set("/config/topics/rejoin", config)  # changed while the victim is down
     cluster.brokers[victim].restart()
     cluster.wait(
         lambda: all(_leaders(cluster, "rejoin", 3)[p] == victim for p in theirs), what="leading again"
@@ -286,3 +288,4 @@ def test_a_restarted_broker_leads_its_partitions_again_with_its_data(cluster: Cl
         assert state["leader_epoch"] > epochs[p]
     got = _consume_confluent(cluster.bootstrap, "rejoin", 30)
     assert sorted(v for _, _, v in got) == sorted(f"r-{i}".encode() for i in range(30))
+    _retention_everywhere(cluster, "rejoin", "5555")  # the restarted broker caught up with it
