@@ -16,17 +16,19 @@ its id hashes to: ``abs(hashCode(group)) % partitions``, with Java's
 
 from __future__ import annotations
 
+import base64
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hmb.api.context import RequestContext
 from hmb.cluster.assignment import PlacementError
-from hmb.cluster.layout import NO_LEADER
-from hmb.cluster.node import OFFSETS_TOPIC, ClusterNode
-from hmb.cluster.topics import TopicExistsError
-from hmb.cluster.view import ClusterView
+from hmb.cluster.layout import NO_LEADER, OFFSETS_TOPIC
 from hmb.log.topic_ids import ZERO as ZERO_ID
 from kproto import ErrorCode
+
+if TYPE_CHECKING:  # the handler registry imports this module in every broker: no kazoo here
+    from hmb.cluster.node import ClusterNode
+    from hmb.cluster.view import ClusterView
 
 log = logging.getLogger(__name__)
 
@@ -83,14 +85,14 @@ def partitions(view: ClusterView, topic: str) -> list[dict[str, Any]]:
 
 
 def topic_id(view: ClusterView, topic: str) -> bytes:
-    import base64
-
     text = view.topics[topic].topic_id
     return base64.urlsafe_b64decode(text + "==") if text else ZERO_ID
 
 
 async def auto_create(cluster: ClusterNode, topic: str, count: int) -> None:
     """Write a topic with the broker's defaults; a race with another creator is no error."""
+    from hmb.cluster.topics import TopicExistsError
+
     try:
         await cluster.create_topic(topic, cluster.place(count, 1), {})
     except (TopicExistsError, PlacementError) as exc:

@@ -42,6 +42,7 @@ DELETE_TOPICS = "/admin/delete_topics"
 PERSISTENT_PATHS = (BROKER_IDS, BROKER_TOPICS, CONFIG_TOPICS, DELETE_TOPICS, "/cluster")
 
 NO_LEADER = -1  # a partition's leader while none of its replicas is alive
+OFFSETS_TOPIC = "__consumer_offsets"  # the committed offsets' topic, made by the first controller
 
 
 def broker_path(broker_id: int) -> str:

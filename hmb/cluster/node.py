@@ -35,7 +35,7 @@ from hmb.cluster import layout
 from hmb.cluster.assignment import assign_replicas
 from hmb.cluster.controller import Epoch, FencedError, reconcile, try_elect
 from hmb.cluster.errors import ClusterError
-from hmb.cluster.layout import BrokerRegistration, Endpoint, TopicAssignment
+from hmb.cluster.layout import OFFSETS_TOPIC, BrokerRegistration, Endpoint, TopicAssignment
 from hmb.cluster.session import ZkSession
 from hmb.cluster.topics import TopicExistsError, add_partitions, mark_for_deletion, write_topic
 from hmb.cluster.view import ClusterView, read_view
@@ -46,7 +46,6 @@ from hmb.log.meta import new_cluster_id, recorded_cluster_id
 
 log = logging.getLogger(__name__)
 
-OFFSETS_TOPIC = "__consumer_offsets"
 #: what a ZooKeeper call raises when ZooKeeper cannot answer (kazoo's timeout is no KazooException)
 ZK_ERRORS = (KazooException, KazooTimeoutError)
 RETRY_S = 0.5  # after a failed step (ZooKeeper unreachable), the next try comes this much later
