@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from hmb.api.authz import group_allowed
 from hmb.api.context import NO_RESPONSE, Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.groups.longpoll import unless_gone
 from hmb.security.acl import Operation
@@ -31,10 +32,15 @@ async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     version = ctx.request.version
     session_ms = body.session_timeout_ms
+    refused = None
     if not group_allowed(ctx, Operation.READ, body.group_id):
+        refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not_coordinator(ctx, body.group_id):
+        refused = ErrorCode.NOT_COORDINATOR
+    if refused is not None:
         return {
             "throttle_time_ms": 0,
-            "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            "error_code": refused,
             "generation_id": -1,
             "protocol_name": "",
             "leader": "",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from hmb.api.authz import group_allowed
 from hmb.api.context import NO_RESPONSE, Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.groups.longpoll import unless_gone
 from hmb.security.acl import Operation
@@ -21,6 +22,8 @@ async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     if not group_allowed(ctx, Operation.READ, body.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "assignment": b""}
+    if not_coordinator(ctx, body.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR, "assignment": b""}
     result = await unless_gone(
         ctx.client_gone,
         lambda: ctx.groups.sync(

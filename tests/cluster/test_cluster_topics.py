@@ -106,6 +106,29 @@ def test_off_the_leader_a_partition_is_not_served(cluster: Cluster) -> None:
         assert body.responses[0].partitions[0].error_code == ErrorCode.NONE
 
 
+def test_groups_are_served_by_their_coordinator_only(cluster: Cluster) -> None:
+    coordinator = cluster.json("/brokers/topics/__consumer_offsets/partitions/0/state")["leader"]
+    for b in cluster.brokers.values():  # every broker names the same coordinator
+        with WireClient(b.bootstrap) as c:
+            found = c.request(ApiKey.FIND_COORDINATOR, 1, {"key": "some-group", "key_type": 0})
+            assert (found.error_code, found.node_id) == (ErrorCode.NONE, coordinator)
+            assert found.port == cluster.brokers[coordinator].port
+    other = next(i for i in cluster.brokers if i != coordinator)
+    join = {
+        "group_id": "some-group",
+        "session_timeout_ms": 10000,
+        "member_id": "",
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b""}],
+    }
+    heartbeat = {"group_id": "some-group", "generation_id": 1, "member_id": "m"}
+    with WireClient(cluster.brokers[other].bootstrap) as c:
+        assert c.request(ApiKey.JOIN_GROUP, 0, join).error_code == ErrorCode.NOT_COORDINATOR
+        assert c.request(ApiKey.HEARTBEAT, 0, heartbeat).error_code == ErrorCode.NOT_COORDINATOR
+    with WireClient(cluster.brokers[coordinator].bootstrap) as c:
+        assert c.request(ApiKey.JOIN_GROUP, 0, join).error_code == ErrorCode.NONE
+
+
 def _consume_confluent(bootstrap: str, topic: str, expected: int) -> list[tuple[int, int, bytes]]:
     consumer = ck.Consumer(
         {
