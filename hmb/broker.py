@@ -133,7 +133,39 @@ class Broker:
         gate = Gate(self.config, self.services)
         self.control_bound = await nursery.start(serve_control, listener, control, gate)
 
+    async def _join_cluster(self) -> None:
+        """Cluster mode (zookeeper.connect): connect and settle the cluster id before the log loads."""
+        from hmb.cluster.node import ClusterNode  # kazoo is loaded only by brokers in a cluster
+
+        self.services.cluster = ClusterNode(self.config, self.logs)
+        self.settings.topic_changed = self.services.cluster.topic_changed
+        await self.services.cluster.join()
+
+    async def _start_cluster(self, nursery: trio.Nursery) -> None:
+        """Register with the bound addresses and follow the cluster; log what this broker is."""
+        from hmb.cluster.layout import Endpoint
+
+        cluster = self.services.cluster
+        assert cluster is not None
+        endpoints = []
+        for listener in self.config.listeners:
+            adv = self.advertised(listener.name)
+            endpoints.append(
+                Endpoint(listener.name, adv.host, adv.port, self.config.security_protocol(listener.name))
+            )
+        await nursery.start(cluster.run, endpoints)
+        log.info(
+            "broker %d in cluster %s: controller %d, %d broker(s) alive, leads %d partition(s)",
+            cluster.broker_id,
+            self.logs.cluster_id,
+            cluster.view.controller,
+            len(cluster.view.brokers),
+            len(cluster.view.led_by(cluster.broker_id)),
+        )
+
     async def run(self, *, task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED) -> None:
+        if self.config.zookeeper_connect is not None:
+            await self._join_cluster()
         self.open()
         try:
             async with trio.open_nursery() as nursery:
@@ -147,6 +179,8 @@ class Broker:
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
                 if self.config.control_listener is not None:
                     await self._start_control(nursery, self.config.control_listener)
+                if self.services.cluster is not None:
+                    await self._start_cluster(nursery)
                 for name, (bound_host, bound_port) in self.bound.items():
                     adv = self.advertised(name)
                     log.info(

@@ -19,6 +19,7 @@ import trio
 
 from hmb import __version__
 from hmb.broker import Broker
+from hmb.cluster.errors import ClusterError
 from hmb.config import (
     BrokerConfig,
     ConfigError,
@@ -122,6 +123,17 @@ async def run(broker: Broker) -> None:
             nursery.start_soon(stop_on_signal)
 
 
+def _cluster_error(group: BaseExceptionGroup[BaseException]) -> ClusterError | None:
+    """The ClusterError a failed start is made of (nested in trio's groups), if that is all it is."""
+    matched, rest = group.split(ClusterError)
+    if matched is None or rest is not None:
+        return None
+    leaf: BaseException = matched
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf if isinstance(leaf, ClusterError) else None
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "hmb serve") -> int:
     ns = build_parser(prog).parse_args(argv)
     logging.basicConfig(
@@ -138,6 +150,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "hmb serve") -> int:
         trio.run(run, broker)
     except OSError as exc:
         print(f"hmb serve: {exc}", file=sys.stderr)
+        return 1
+    except BaseExceptionGroup as group:
+        reason = _cluster_error(group)
+        if reason is None:
+            raise
+        print(f"hmb serve: {reason}", file=sys.stderr)
         return 1
     log.info("stopped")
     return 0

@@ -23,7 +23,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -57,6 +57,9 @@ class Settings:
         self.logs = logs
         self.static = dict(config.given)
         self.dynamic = SettingsStore(logs.log_dirs[0] / BROKER_CONFIGS)
+        #: told of every topic change made through this broker (a cluster shares it through
+        #: ZooKeeper's /config/topics); None alone
+        self.topic_changed: Callable[[str, dict[str, str]], None] | None = None
 
     def load(self) -> None:
         """Read the stored dynamic settings and apply them (after the log is loaded)."""
@@ -140,6 +143,8 @@ class Settings:
         self.logs.config.with_overrides(overrides)
         if not validate_only:
             self.logs.set_topic_overrides(topic, overrides)
+            if self.topic_changed is not None:
+                self.topic_changed(topic, dict(overrides))
 
     def set_broker(self, name: str, values: Mapping[str, str], *, validate_only: bool = False) -> None:
         """Replace a broker resource's dynamic settings (ConfigError, nothing changed, when refused)."""

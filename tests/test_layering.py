@@ -11,6 +11,10 @@ alone (docs/architecture.md draws the picture):
   that responses are made of, and it never reaches the broker object.
 * ``hmb.api`` decodes and dispatches: it never imports the network layer
   or the broker, which wire it up from above.
+* ``hmb.cluster`` (membership, controller, placement on ZooKeeper) knows
+  the log and the settings but no request, error code or connection; kazoo,
+  ZooKeeper's client, is used there only, so the API layer reads the
+  cluster's view and never ZooKeeper.
 * ``hmb.security`` (principals, SASL mechanisms, credentials, ACLs) does no
   I/O and knows no request: the API and network layers call it.
 * ``hmb`` never imports ``hmb_client``, and ``hmb_client`` never imports
@@ -65,12 +69,16 @@ RULES = (
             "hmb.groups",
             "hmb.broker",
             "hmb.cli",
+            "hmb.cluster",
+            "kazoo",
             "kproto.ErrorCode",
             "kproto.error_codes",
         ),
     ),
     Rule("hmb/net", ("hmb.log", "hmb.broker", "hmb.groups", "hmb.cli"), allowed=("hmb.log.region",)),
-    Rule("hmb/api", ("hmb.net", "hmb.broker", "hmb.cli")),
+    Rule("hmb/api", ("hmb.net", "hmb.broker", "hmb.cli", "kazoo")),
+    # the cluster on ZooKeeper: below the API, above the log; the one user of kazoo
+    Rule("hmb/cluster", ("hmb.api", "hmb.net", "hmb.broker", "hmb.cli", "hmb.groups", "kproto")),
     # principals, SASL mechanisms, credentials and ACLs: sans-I/O, below the API and network layers
     Rule(
         "hmb/security",

@@ -23,6 +23,7 @@ from hmb.security.principal import ANONYMOUS, KafkaPrincipal
 from kproto import Request
 
 if TYPE_CHECKING:
+    from hmb.cluster.node import ClusterNode
     from hmb.config import BrokerConfig, Listener
     from hmb.groups.coordinator import GroupCoordinator
     from hmb.groups.offsets import OffsetStore
@@ -66,6 +67,8 @@ class Services:
     credentials: CredentialStore | None = None
     #: listener name -> its PLAIN users (listener.name.<listener>.plain.sasl.jaas.config)
     plain_users: dict[str, PlainUsers] = field(default_factory=dict)
+    #: this broker's membership of a cluster; None: alone (no zookeeper.connect)
+    cluster: ClusterNode | None = None
 
     @property
     def offsets(self) -> OffsetStore:

@@ -19,19 +19,28 @@ records go afterwards is the producers' choice (they hash over the new
 count, as with Kafka).  v1-v3 change nothing the broker answers (v2 is the
 flexible encoding); ``timeout_ms`` never expires, creation being done when
 the answer leaves.
+
+In a cluster the count is the cluster's; the receiving broker rewrites the
+topic's assignment znode with the new partitions (placed over the live
+brokers, or as the request assigns them: one live broker each), the
+controller places their leaders, and the answer waits (``timeout_ms``) until
+this broker has opened them; REQUEST_TIMED_OUT when not yet.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hmb.api.context import Reply, RequestContext
 from hmb.api.create_topics import EXCESSIVE_BATCH, MAX_RECORDS_PER_REQUEST
 from hmb.api.registry import handles
 from hmb.log.manager import PartitionCountError
 from kproto import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from hmb.cluster.node import ClusterNode
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +62,7 @@ def _check_assignments(ctx: RequestContext, topic: Any, added: int) -> None:
             f"but only {len(topic.assignments)} assignment(s) were specified.",
         )
     node = ctx.config.node_id
+    cluster = ctx.services.cluster
     for i, assignment in enumerate(topic.assignments):
         replicas = list(assignment.broker_ids)
         if not replicas:
@@ -61,7 +71,14 @@ def _check_assignments(ctx: RequestContext, topic: Any, added: int) -> None:
             raise _RefusedError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"new partition {i}: duplicate replicas {replicas}"
             )
-        if replicas != [node]:
+        if cluster is not None:
+            if len(replicas) != 1 or replicas[0] not in cluster.view.brokers:
+                raise _RefusedError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"new partition {i}: replicas {replicas}; in this cluster each partition has "
+                    "one replica, on a live broker (replication is not built yet)",
+                )
+        elif replicas != [node]:
             raise _RefusedError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                 f"new partition {i}: replicas {replicas}, but the only broker is {node} "
@@ -69,14 +86,23 @@ def _check_assignments(ctx: RequestContext, topic: Any, added: int) -> None:
             )
 
 
+def _current_count(ctx: RequestContext, name: str) -> int | None:
+    """The topic's partition count: the cluster's in a cluster, else the local log's; None: no topic."""
+    cluster = ctx.services.cluster
+    if cluster is not None:
+        assignment = cluster.view.topics.get(name)
+        return None if assignment is None or name in cluster.view.deleting else len(assignment.partitions)
+    logs = ctx.logs.topics.get(name)
+    return None if logs is None or name in ctx.logs.deleting else len(logs)
+
+
 def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
     """How many partitions ``topic`` gains, or :class:`_RefusedError`."""
     if duplicated:
         raise _RefusedError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
-    logs = ctx.logs.topics.get(topic.name)
-    if logs is None or topic.name in ctx.logs.deleting:
+    current = _current_count(ctx, topic.name)
+    if current is None:
         raise _RefusedError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {topic.name!r} does not exist")
-    current = len(logs)
     if topic.count < current:
         raise _RefusedError(
             ErrorCode.INVALID_PARTITIONS,
@@ -89,7 +115,34 @@ def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> int:
     return topic.count - current
 
 
+async def _grow_in_cluster(ctx: RequestContext, cluster: ClusterNode, topic: Any) -> tuple[int, str | None]:
+    """Rewrite the assignment with the new partitions, then wait (``timeout_ms``) until the
+    controller has placed them and this broker has opened them."""
+    from hmb.cluster.topics import TopicChangedError
+
+    current = _current_count(ctx, topic.name) or 0
+    if topic.assignments is not None:
+        new = {current + i: tuple(a.broker_ids) for i, a in enumerate(topic.assignments)}
+    else:
+        placed = cluster.place(topic.count - current, 1)
+        new = {current + p: replicas for p, replicas in placed.items()}
+    try:
+        await cluster.add_partitions(topic.name, current, new)
+    except TopicChangedError as exc:
+        return ErrorCode.INVALID_PARTITIONS, str(exc)
+
+    def grown(view: Any) -> bool:
+        local = ctx.logs.topics.get(topic.name)
+        return view.ready(topic.name) and local is not None and len(local) >= topic.count
+
+    if not await cluster.wait_until(grown, max(ctx.request.body.timeout_ms, 0) / 1000):
+        return ErrorCode.REQUEST_TIMED_OUT, "the partitions are added; they have no leader yet"
+    return ErrorCode.NONE, None
+
+
 async def _grow(ctx: RequestContext, topic: Any) -> tuple[int, str | None]:
+    if ctx.services.cluster is not None:
+        return await _grow_in_cluster(ctx, ctx.services.cluster, topic)
     try:
         await ctx.logs.add_partitions_async(topic.name, topic.count)
     except KeyError:  # deleted while the request waited

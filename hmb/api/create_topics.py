@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hmb.api.authz import may_create_topic
 from hmb.api.context import Reply, RequestContext
@@ -53,6 +53,9 @@ from hmb.log.manager import (
     validate_topic_name,
 )
 from hmb.log.topic_ids import ZERO as ZERO_ID
+
+if TYPE_CHECKING:
+    from hmb.cluster.node import ClusterNode
 from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
@@ -82,8 +85,11 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
             raise _RefusedError(
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partitions must be numbered 0..n-1, got {indexes}"
             )
+        cluster = ctx.services.cluster
         for a in topic.assignments:
-            if list(a.broker_ids) != [node]:
+            if cluster is not None:
+                _check_cluster_replicas(cluster, a.partition_index, list(a.broker_ids))
+            elif list(a.broker_ids) != [node]:
                 raise _RefusedError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                     f"partition {a.partition_index}: replicas {list(a.broker_ids)}, "
@@ -100,6 +106,14 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
         factor = 1
     if factor <= 0:
         raise _RefusedError(ErrorCode.INVALID_REPLICATION_FACTOR, "replication factor must be larger than 0")
+    if factor > 1 and ctx.services.cluster is not None:
+        live = len(ctx.services.cluster.view.brokers)
+        raise _RefusedError(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"Replication factor: {factor} larger than available brokers: {live}."
+            if factor > live
+            else f"replication factor {factor}: replication is not built yet, each partition has one replica",
+        )
     if factor > 1:
         raise _RefusedError(
             ErrorCode.INVALID_REPLICATION_FACTOR,
@@ -108,13 +122,30 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
     return count
 
 
+def _check_cluster_replicas(cluster: ClusterNode, partition: int, replicas: list[int]) -> None:
+    """In a cluster an explicit assignment names one live broker per partition (no replication yet)."""
+    if len(replicas) != 1:
+        raise _RefusedError(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"partition {partition}: {len(replicas)} replicas; replication is not built yet, "
+            "each partition has one replica",
+        )
+    if replicas[0] not in cluster.view.brokers:
+        raise _RefusedError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            f"partition {partition}: broker {replicas[0]} is not a live broker of the cluster",
+        )
+
+
 class _Plan(NamedTuple):
-    """A topic that passed every check: its answer so far, its partition count and settings."""
+    """A topic that passed every check: its answer so far, its partition count and settings
+    (in a cluster, the explicit replica assignment when the request gave one)."""
 
     result: dict[str, Any]
     name: str
     partitions: int
     overrides: dict[str, str]
+    assignment: dict[int, tuple[int, ...]] | None = None
 
 
 def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> tuple[int, dict[str, str]]:
@@ -130,7 +161,8 @@ def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> tuple[int, 
         validate_topic_name(topic.name)
     except InvalidTopicError as exc:
         raise _RefusedError(ErrorCode.INVALID_TOPIC_EXCEPTION, str(exc)) from None
-    if topic.name in logs.topics:
+    cluster = ctx.services.cluster
+    if topic.name in logs.topics or (cluster is not None and topic.name in cluster.view.topics):
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} already exists")
     if topic.name in logs.creating:  # another request is creating it right now
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} is being created")
@@ -157,7 +189,30 @@ def overrides_of(ctx: RequestContext, topic: Any) -> dict[str, str]:
     return overrides
 
 
+async def _create_in_cluster(
+    ctx: RequestContext, cluster: ClusterNode, plan: _Plan
+) -> tuple[int, str | None]:
+    """Write the topic's znodes, then wait (``timeout_ms``) until the controller has placed every
+    partition and this broker has opened its copy; REQUEST_TIMED_OUT when it has not yet."""
+    from hmb.cluster.assignment import PlacementError
+    from hmb.cluster.topics import TopicExistsError
+
+    try:
+        placed = plan.assignment or cluster.place(plan.partitions, 1)
+        await cluster.create_topic(plan.name, placed, plan.overrides)
+    except TopicExistsError:
+        raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {plan.name!r} already exists") from None
+    except PlacementError as exc:
+        raise _RefusedError(ErrorCode.INVALID_REPLICATION_FACTOR, str(exc)) from None
+    timeout_s = max(ctx.request.body.timeout_ms, 0) / 1000
+    if not await cluster.wait_until(lambda v: v.ready(plan.name) and plan.name in ctx.logs.topics, timeout_s):
+        return ErrorCode.REQUEST_TIMED_OUT, "the topic is created; its partitions have no leader yet"
+    return ErrorCode.NONE, None
+
+
 async def _create_one(ctx: RequestContext, plan: _Plan) -> tuple[int, str | None]:
+    if ctx.services.cluster is not None:
+        return await _create_in_cluster(ctx, ctx.services.cluster, plan)
     try:
         await ctx.logs.create_topic_async(plan.name, plan.partitions, plan.overrides)
     except (TopicBeingCreatedError, TopicBeingDeletedError) as exc:  # another request got there first
@@ -214,7 +269,8 @@ async def handle(ctx: RequestContext) -> Reply:
         }
         try:
             count, overrides = _check_one(ctx, topic, names[topic.name] > 1)
-            planned.append(_Plan(result, topic.name, count, overrides))
+            explicit = {a.partition_index: tuple(a.broker_ids) for a in topic.assignments or ()}
+            planned.append(_Plan(result, topic.name, count, overrides, explicit or None))
         except _RefusedError as exc:
             result.update(error_code=exc.code, error_message=str(exc))
         results.append(result)

@@ -19,6 +19,7 @@ from typing import Any
 from hmb.api.authz import topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code
+from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
@@ -38,6 +39,8 @@ async def handle(ctx: RequestContext) -> Reply:
             plog = ctx.logs.get(topic.name, p.partition_index)
             if topic.name not in deletable:
                 code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif misdirected(ctx, topic.name, p.partition_index):
+                code = ErrorCode.NOT_LEADER_OR_FOLLOWER
             elif plog is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:

@@ -9,6 +9,12 @@ Kafka does not delete it either, and this broker keeps committed offsets in
 it.  Deletion is complete when the answer leaves (the files are closed and
 removed, see :meth:`hmb.log.manager.LogManager.delete_topic`), so
 ``timeout_ms`` never expires.
+
+In a cluster the broker that receives the request marks the topic under
+``/admin/delete_topics``; the controller removes its znodes and every broker
+its partitions when the topic leaves the cluster's view.  The answer waits
+(``timeout_ms``) until the topic is gone from the view; REQUEST_TIMED_OUT
+when it is not yet (the deletion goes on).
 """
 
 from __future__ import annotations
@@ -33,6 +39,16 @@ async def _delete(ctx: RequestContext, name: str) -> int:
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
     if name in INTERNAL_TOPICS:
         return ErrorCode.INVALID_TOPIC_EXCEPTION
+    cluster = ctx.services.cluster
+    if cluster is not None:
+        if name not in cluster.view.topics:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        await cluster.delete_topic(name)
+        timeout_s = max(ctx.request.body.timeout_ms, 0) / 1000
+        gone = await cluster.wait_until(
+            lambda v: name not in v.topics and name not in ctx.logs.topics, timeout_s
+        )
+        return ErrorCode.NONE if gone else ErrorCode.REQUEST_TIMED_OUT
     try:
         await ctx.logs.delete_topic(name)
     except KeyError:

@@ -14,12 +14,20 @@ from __future__ import annotations
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
 from hmb.log.active_producers import active_producers
 from kproto import ApiKey, ErrorCode
 
 
 def _partition(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
+    if misdirected(ctx, topic, index):  # only a partition's leader knows its producers
+        return {
+            "partition_index": index,
+            "error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER,
+            "error_message": f"this broker does not lead {topic}-{index}",
+            "active_producers": [],
+        }
     plog = ctx.logs.get(topic, index)
     if plog is None:
         return {

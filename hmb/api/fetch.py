@@ -45,6 +45,7 @@ import trio
 from hmb.api.authz import topics_allowed
 from hmb.api.context import RawResponse, Reply, RequestContext
 from hmb.api.errors import error_code
+from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
 from hmb.log.errors import OffsetOutOfRangeError
 from hmb.log.partition import PartitionLog
@@ -101,6 +102,10 @@ def _collect(
         for p in topic.partitions:
             if readable is not None and topic.topic not in readable:
                 partitions.append(PartitionData(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, None))
+                errors = True
+                continue
+            if misdirected(ctx, topic.topic, p.partition):
+                partitions.append(PartitionData(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, None))
                 errors = True
                 continue
             plog = ctx.logs.get(topic.topic, p.partition)

@@ -42,6 +42,23 @@ def coordinator_for(ctx: RequestContext, key_type: int, key: str) -> dict[str, A
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
     if not allowed(ctx, Operation.DESCRIBE, ResourceType.GROUP, key):
         return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    cluster = ctx.services.cluster
+    if cluster is not None:  # the leader of the group's __consumer_offsets partition
+        from hmb.api.cluster_metadata import coordinator
+
+        node = coordinator(cluster, key)
+        reg = cluster.view.brokers.get(node)
+        if reg is None:
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group's offsets partition has no leader")
+        ep = reg.endpoint(ctx.session.listener)
+        return {
+            "throttle_time_ms": 0,
+            "error_code": ErrorCode.NONE,
+            "error_message": None,
+            "node_id": node,
+            "host": ep.host,
+            "port": ep.port,
+        }
     adv = ctx.services.advertised(ctx.session.listener)
     return {
         "error_code": ErrorCode.NONE,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from hmb.api.authz import group_allowed
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
@@ -18,6 +19,8 @@ async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     if not group_allowed(ctx, Operation.READ, body.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    if not_coordinator(ctx, body.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     error = ctx.groups.heartbeat(
         body.group_id, body.generation_id, body.member_id, body.get("group_instance_id")
     )

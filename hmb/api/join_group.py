@@ -27,6 +27,7 @@ from typing import Any
 
 from hmb.api.authz import group_allowed
 from hmb.api.context import NO_RESPONSE, Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.groups.longpoll import unless_gone
 from hmb.security.acl import Operation
@@ -62,6 +63,8 @@ async def handle(ctx: RequestContext) -> Reply:
     session_ms = body.session_timeout_ms
     if not group_allowed(ctx, Operation.READ, body.group_id):
         return _failed(ErrorCode.GROUP_AUTHORIZATION_FAILED, body.member_id, version)
+    if not_coordinator(ctx, body.group_id):
+        return _failed(ErrorCode.NOT_COORDINATOR, body.member_id, version)
     if body.get("reason"):
         log.info("group %s: member %r joins: %s", body.group_id, body.member_id, body.reason)
     result = await unless_gone(

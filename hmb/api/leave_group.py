@@ -12,6 +12,7 @@ import logging
 
 from hmb.api.authz import group_allowed
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
@@ -26,6 +27,9 @@ async def handle(ctx: RequestContext) -> Reply:
     if not group_allowed(ctx, Operation.READ, body.group_id):
         denied = {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
         return denied if ctx.request.version < 3 else {**denied, "members": []}
+    if not_coordinator(ctx, body.group_id):
+        elsewhere = {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
+        return elsewhere if ctx.request.version < 3 else {**elsewhere, "members": []}
     if ctx.request.version < 3:
         return {"throttle_time_ms": 0, "error_code": groups.leave(body.group_id, body.member_id)}
     for m in body.members:

@@ -29,6 +29,7 @@ from typing import Any
 
 from hmb.api.authz import topics_allowed
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
 from hmb.log.partition import PartitionLog
 from hmb.security.acl import Operation
@@ -84,6 +85,8 @@ async def handle(ctx: RequestContext) -> Reply:
             plog = ctx.logs.get(topic.name, p.partition_index)
             if topic.name not in describable:
                 answer["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif misdirected(ctx, topic.name, p.partition_index):
+                answer["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
             elif plog is None:
                 answer["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif version == 0:

@@ -66,6 +66,32 @@ def _topic(
     }
 
 
+async def _cluster_topic(ctx: RequestContext, name: str, auto_create: bool) -> dict[str, Any]:
+    """One topic as the cluster has it: placed by the controller, created through ZooKeeper."""
+    from hmb.api import cluster_metadata  # kazoo is imported by brokers in a cluster only
+
+    cluster = ctx.services.cluster
+    assert cluster is not None
+    view = cluster.view
+    if name in view.topics and name not in view.deleting:
+        operations = OPERATIONS_NOT_ASKED
+        if ctx.request.body.get("include_topic_authorized_operations"):
+            operations = authorized_operations(ctx, ResourceType.TOPIC, name)
+        parts = cluster_metadata.partitions(view, name)
+        return _topic(name, ErrorCode.NONE, parts, operations, cluster_metadata.topic_id(view, name))
+    try:
+        validate_topic_name(name)
+    except InvalidTopicError:
+        return _topic(name, ErrorCode.INVALID_TOPIC_EXCEPTION, [])
+    if not auto_create:
+        return _topic(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, [])
+    if not may_create_topic(ctx, name):
+        return _topic(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, [])
+    if name not in view.deleting:
+        await cluster_metadata.auto_create(cluster, name, ctx.config.num_partitions)
+    return _topic(name, ErrorCode.LEADER_NOT_AVAILABLE, [])
+
+
 @handles(ApiKey.METADATA, versions=(0, 13))
 async def handle(ctx: RequestContext) -> Reply:
     services = ctx.services
@@ -75,10 +101,12 @@ async def handle(ctx: RequestContext) -> Reply:
     version = ctx.request.version
     auto_create = cfg.auto_create_topics and (version < 4 or body.allow_auto_topic_creation)
     unknown_ids: list[bytes] = []
+    cluster = services.cluster  # in a cluster the topics are the cluster's (hmb.api.cluster_metadata)
+    known = services.logs.topics if cluster is None else cluster.view.topics
     if body.topics is None:  # v1+: all topics
-        requested = sorted(services.logs.topics)
+        requested = sorted(known)
     elif not body.topics and version == 0:
-        requested = sorted(t for t in services.logs.topics if not t.startswith("__"))
+        requested = sorted(t for t in known if not t.startswith("__"))
     else:
         requested = []
         for t in body.topics:
@@ -98,6 +126,9 @@ async def handle(ctx: RequestContext) -> Reply:
     for name in requested:
         if name not in describable:
             topics.append(_topic(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, []))
+            continue
+        if cluster is not None:
+            topics.append(await _cluster_topic(ctx, name, auto_create))
             continue
         logs = services.logs.topics.get(name)
         if logs is None:
@@ -123,11 +154,17 @@ async def handle(ctx: RequestContext) -> Reply:
         topic_id = services.logs.topic_ids.get(name, ZERO_ID)
         topics.append(_topic(name, ErrorCode.NONE, _partitions(node, len(logs)), operations, topic_id))
     adv = services.advertised(ctx.session.listener)
+    brokers = [{"node_id": node, "host": adv.host, "port": adv.port, "rack": None}]
+    controller = node
+    if cluster is not None:
+        from hmb.api.cluster_metadata import brokers as cluster_brokers
+
+        brokers, controller = cluster_brokers(ctx, cluster.view), cluster.view.controller
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": node, "host": adv.host, "port": adv.port, "rack": None}],
+        "brokers": brokers,
         "cluster_id": services.logs.cluster_id,
-        "controller_id": node,
+        "controller_id": controller,
         "topics": topics,
         "cluster_authorized_operations": authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
         if body.get("include_cluster_authorized_operations")

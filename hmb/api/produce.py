@@ -32,6 +32,7 @@ import logging
 from hmb.api.authz import allowed, topics_allowed
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
+from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
 from hmb.log.partition import PartitionLog
 from hmb.security.acl import Operation, ResourceType
@@ -108,6 +109,8 @@ async def handle(ctx: RequestContext) -> Reply:
                 code, base = ErrorCode.INVALID_REQUIRED_ACKS, -1
             elif denied and topic.name in denied:
                 code, base = denied[topic.name], -1
+            elif misdirected(ctx, topic.name, pd.index):
+                code, base = ErrorCode.NOT_LEADER_OR_FOLLOWER, -1
             elif (plog := logs.get(topic.name, pd.index)) is None:
                 code, base = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
             else:

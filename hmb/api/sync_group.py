@@ -15,6 +15,7 @@ from typing import Any
 
 from hmb.api.authz import group_allowed
 from hmb.api.context import NO_RESPONSE, Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.groups.longpoll import unless_gone
 from hmb.security.acl import Operation
@@ -51,6 +52,8 @@ async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     if not group_allowed(ctx, Operation.READ, body.group_id):
         return _answer(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not_coordinator(ctx, body.group_id):
+        return _answer(ErrorCode.NOT_COORDINATOR)
     if _inconsistent(ctx):
         return _answer(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     result = await unless_gone(

@@ -132,6 +132,8 @@ class LogManager:
         # Topics being given more partitions by :meth:`add_partitions_async` (which yields).
         self.growing: set[str] = set()
         self._cluster_id: str | None = None
+        #: the id of the cluster this broker joined, written to meta.properties on first start
+        self.joined_cluster_id: str | None = None
         self._producer_ids: ProducerIdManager | None = None
         self.wall: Callable[[], float] = time.time  # the broker's clock (hmb.clock): retention, segment.ms
 
@@ -196,7 +198,7 @@ class LogManager:
                 self._count(plog, 1)
             self.topics[topic] = logs
             self._load_topic_id(topic, logs)
-        self._cluster_id = load_cluster_id(self.log_dirs)
+        self._cluster_id = load_cluster_id(self.log_dirs, self.joined_cluster_id)
         if clean:
             self._unloaded = self.all_logs()
             # the producer ids the logs hold are read when the first id is handed out
@@ -314,18 +316,24 @@ class LogManager:
         partitions: int,
         overrides: Mapping[str, str] | None = None,
         yield_every: int = 16,
+        topic_id: bytes | None = None,
     ) -> list[PartitionLog]:
         """:meth:`create_topic` for a request handler: lets the other connections run
         every ``yield_every`` partitions.  A CreateTopics request may ask for 9,999
         partitions, ~0.4-1 ms of file creation each; in one piece that stalled every
         client of the broker for up to 11 s."""
-        await _run_steps(self._create_steps(topic, partitions, overrides), yield_every)
+        await _run_steps(self._create_steps(topic, partitions, overrides, topic_id), yield_every)
         return self.topics[topic]
 
     def _create_steps(
-        self, topic: str, partitions: int, overrides: Mapping[str, str] | None = None
+        self,
+        topic: str,
+        partitions: int,
+        overrides: Mapping[str, str] | None = None,
+        topic_id: bytes | None = None,
     ) -> Generator[int, None, None]:
-        """Create the partitions one by one, yielding the count so far; all or nothing.
+        """Create the partitions one by one, yielding the count so far; all or nothing
+        (``topic_id``: the id the cluster gave the topic; None: a new one).
 
         ``overrides`` are checked first (ConfigError: nothing is created) and stored
         before the first partition, so the topic never exists without them.
@@ -345,7 +353,7 @@ class LogManager:
         try:
             if overrides:
                 self.topic_configs.set(topic, overrides)
-            topic_id = topic_ids.new_topic_id()
+            topic_id = topic_id or topic_ids.new_topic_id()
             yield from self._open_new(topic, range(partitions), config, logs, topic_id)
             self.topics[topic] = logs
             self._name_topic(topic, topic_id)

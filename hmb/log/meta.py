@@ -75,8 +75,20 @@ def new_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-def load_cluster_id(log_dirs: list[Path]) -> str:
-    """The cluster id recorded in the log dirs, generated and written on first start."""
+def recorded_cluster_id(log_dirs: list[Path]) -> str | None:
+    """The cluster id the log dirs' meta.properties hold, without writing; None before the first start."""
+    for d in log_dirs:
+        meta = d / META_FILE
+        if meta.exists():
+            cid = _read_properties(meta).get("cluster.id")
+            if cid:
+                return cid
+    return None
+
+
+def load_cluster_id(log_dirs: list[Path], proposed: str | None = None) -> str:
+    """The cluster id recorded in the log dirs, written on first start (``proposed``, the
+    id of the cluster the broker joins, else a new one)."""
     found: dict[Path, str] = {}
     for d in log_dirs:
         meta = d / META_FILE
@@ -90,7 +102,7 @@ def load_cluster_id(log_dirs: list[Path]) -> str:
             "log dirs belong to different clusters: "
             + ", ".join(f"{d} has cluster.id {c}" for d, c in sorted(found.items()))
         )
-    cluster_id = ids.pop() if ids else new_cluster_id()
+    cluster_id = ids.pop() if ids else proposed or new_cluster_id()
     for d in log_dirs:
         if d not in found:
             write_durably(d / META_FILE, f"#hmb meta.properties\nversion=0\ncluster.id={cluster_id}\n")

@@ -49,6 +49,7 @@ BROKER = "Broker"
 LOG = "Log and topic defaults"
 COMPACTION = "Log compaction"
 GROUPS = "Consumer groups"
+CLUSTER = "Cluster (ZooKeeper)"
 SECURITY = "Security"
 
 _HOUR_MS = 3_600_000
@@ -140,8 +141,9 @@ PROPERTIES: tuple[Property, ...] = (
         "node.id",
         INT,
         0,
-        "The broker's id, as clients see it in Metadata. hmb is always a single broker and "
-        "takes 0, where Kafka's -1 means no id has been given yet.",
+        "The broker's id, as clients see it in Metadata; broker.id, its ZooKeeper-mode name, "
+        "is the same setting. Alone hmb takes 0, where Kafka's -1 means no id has been given "
+        "yet; in a cluster (zookeeper.connect) every broker needs its own.",
         BROKER,
         attr="node_id",
         synonyms=(Synonym("broker.id"),),
@@ -163,6 +165,106 @@ PROPERTIES: tuple[Property, ...] = (
         "Create a topic when a client asks for the metadata of one that does not exist.",
         BROKER,
         attr="auto_create_topics",
+    ),
+    # -------------------------------------------------------------------- cluster
+    Property(
+        "zookeeper.connect",
+        STRING,
+        None,
+        "The ZooKeeper ensemble the cluster is coordinated by, as host:port[,host:port...] with "
+        "an optional /chroot after the last port. Unset, the broker runs alone, as a cluster "
+        "of one that needs no ZooKeeper.",
+        CLUSTER,
+        attr="zookeeper_connect",
+        shown_default="none (alone)",
+    ),
+    Property(
+        "zookeeper.session.timeout.ms",
+        INT,
+        18000,
+        "How long ZooKeeper keeps the broker's session (its registration, and the controller "
+        "role if it holds it) after it stops hearing from it.",
+        CLUSTER,
+        attr="zookeeper_session_timeout_ms",
+        at_least=1,
+        unit="ms",
+    ),
+    Property(
+        "zookeeper.connection.timeout.ms",
+        INT,
+        18000,
+        "How long the broker waits to connect to ZooKeeper at start before it gives up; Kafka's "
+        "default is zookeeper.session.timeout.ms, the value here.",
+        CLUSTER,
+        attr="zookeeper_connection_timeout_ms",
+        at_least=1,
+        unit="ms",
+    ),
+    Property(
+        "broker.rack",
+        STRING,
+        None,
+        "The rack (or availability zone) of this broker: replica placement spreads each "
+        "partition over racks, and Metadata tells clients.",
+        CLUSTER,
+        attr="broker_rack",
+        shown_default="none",
+    ),
+    Property(
+        "default.replication.factor",
+        INT,
+        1,
+        "The replication factor of a topic created without one (auto-created, or CreateTopics with -1).",
+        CLUSTER,
+        attr="default_replication_factor",
+        at_least=1,
+        acted_on=False,
+    ),
+    Property(
+        "offsets.topic.replication.factor",
+        INT,
+        1,
+        "The replication factor of __consumer_offsets. Kafka's is 3; until hmb replicates "
+        "data a cluster keeps its committed offsets once.",
+        CLUSTER,
+        attr="offsets_topic_replication_factor",
+        at_least=1,
+        kafka_default="3",
+        acted_on=False,
+    ),
+    Property(
+        "offsets.topic.num.partitions",
+        INT,
+        1,
+        "The partition count of __consumer_offsets; a group's coordinator is the leader of "
+        "the partition its id hashes to. Kafka's is 50; hmb keeps committed offsets in one.",
+        CLUSTER,
+        attr="offsets_topic_num_partitions",
+        at_least=1,
+        kafka_default="50",
+        acted_on=False,
+    ),
+    Property(
+        "replica.lag.time.max.ms",
+        INT,
+        30000,
+        "How long a follower may go without catching up before the leader drops it from the "
+        "in-sync replicas. Only partitions with one replica exist until replication lands.",
+        CLUSTER,
+        attr="replica_lag_time_max_ms",
+        at_least=1,
+        unit="ms",
+        acted_on=False,
+    ),
+    Property(
+        "unclean.leader.election.enable",
+        BOOLEAN,
+        False,
+        "Whether a replica outside the in-sync set may become leader (losing records) when "
+        "no in-sync one is alive. With one replica a dead leader's partition waits for it.",
+        CLUSTER,
+        attr="unclean_leader_election_enable",
+        acted_on=False,
     ),
     # -------------------------------------------------------------------- log
     Property(
@@ -635,7 +737,7 @@ PROPERTIES: tuple[Property, ...] = (
     ),
 )
 
-SECTIONS = (NETWORK, SECURITY, BROKER, LOG, COMPACTION, GROUPS)
+SECTIONS = (NETWORK, SECURITY, BROKER, CLUSTER, LOG, COMPACTION, GROUPS)
 BY_NAME = {p.name: p for p in PROPERTIES}
 BROKER_PROPERTIES = tuple(p for p in PROPERTIES if p.topic is None)
 TOPIC_PROPERTIES = tuple(p for p in PROPERTIES if p.topic is not None)

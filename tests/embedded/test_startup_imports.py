@@ -2,7 +2,8 @@
 
 numpy (the offset index's lookups) and the crc32c package's version lookup
 through importlib.metadata together were over half of the start-up; both are
-loaded on first use now.  A test run starts a fresh interpreter so that
+loaded on first use now.  A broker alone (no ``zookeeper.connect``) loads
+nothing of the cluster and no ZooKeeper client.  A test run starts a fresh interpreter so that
 nothing imported by pytest itself hides an import.
 """
 
@@ -28,7 +29,7 @@ async def main():
         nursery.cancel_scope.cancel()
 
 trio.run(main)
-late = ("numpy", "importlib.metadata", "crc32c", "hmb.control")
+late = ("numpy", "importlib.metadata", "crc32c", "hmb.control", "kazoo", "hmb.cluster.node")
 print(json.dumps(sorted(m for m in late if m in sys.modules)))
 """
 

@@ -224,13 +224,11 @@ def test_from_properties_applies_on_top_of_a_base() -> None:
 
 def test_unknown_keys_are_warned_about_and_ignored(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="hmb.config")
-    cfg = from_properties(
-        {"zookeeper.connect": "localhost:2181", "num.partitions": "2", "num.network.threads": "3"}
-    )
+    cfg = from_properties({"background.threads": "10", "num.partitions": "2", "num.network.threads": "3"})
     assert cfg == from_properties({"num.partitions": "2"})
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
-    assert "zookeeper.connect" in warnings[0] and "num.network.threads" in warnings[0]
+    assert "background.threads" in warnings[0] and "num.network.threads" in warnings[0]
     assert "num.partitions" not in warnings[0]
     caplog.clear()
     from_properties({"num.partitions": "2"})

@@ -1,0 +1,99 @@
+"""Metadata and coordinator answers in a cluster: the whole cluster, from the ZooKeeper view.
+
+Every broker answers the same picture: the registered brokers (each at the
+endpoint of the listener the request came in on, with its rack), the
+controller, and per partition its leader, replicas, in-sync replicas and
+leader epoch from the state znodes.  A partition without a leader (its one
+replica's broker is down, or the controller has not placed it yet) is
+LEADER_NOT_AVAILABLE with leader -1, and its replica listed as offline.
+Auto-creation writes the topic's assignment and answers LEADER_NOT_AVAILABLE,
+as Kafka does, until the controller has placed it.
+
+A group's coordinator is the leader of the ``__consumer_offsets`` partition
+its id hashes to: ``abs(hashCode(group)) % partitions``, with Java's
+``String.hashCode``, as Kafka computes it.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from typing import TYPE_CHECKING, Any
+
+from hmb.api.context import RequestContext
+from hmb.cluster.assignment import PlacementError
+from hmb.cluster.layout import NO_LEADER, OFFSETS_TOPIC
+from hmb.log.topic_ids import ZERO as ZERO_ID
+from kproto import ErrorCode
+
+if TYPE_CHECKING:  # the handler registry imports this module in every broker: no kazoo here
+    from hmb.cluster.node import ClusterNode
+    from hmb.cluster.view import ClusterView
+
+log = logging.getLogger(__name__)
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (over UTF-16 code units), as a signed 32-bit int."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def coordinator_partition(group: str, partitions: int) -> int:
+    """Kafka's ``Utils.abs(groupId.hashCode) % partitions`` (its abs maps MIN_VALUE to 0)."""
+    h = java_string_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def coordinator(cluster: ClusterNode, group: str) -> int:
+    """The broker coordinating ``group``, or -1 while its offsets partition has no leader."""
+    assignment = cluster.view.topics.get(OFFSETS_TOPIC)
+    if assignment is None:
+        return NO_LEADER
+    return cluster.view.leader(OFFSETS_TOPIC, coordinator_partition(group, len(assignment.partitions)))
+
+
+def brokers(ctx: RequestContext, view: ClusterView) -> list[dict[str, Any]]:
+    out = []
+    for broker_id, reg in sorted(view.brokers.items()):
+        ep = reg.endpoint(ctx.session.listener)
+        out.append({"node_id": broker_id, "host": ep.host, "port": ep.port, "rack": reg.rack})
+    return out
+
+
+def partitions(view: ClusterView, topic: str) -> list[dict[str, Any]]:
+    assignment = view.topics[topic]
+    out = []
+    for p, replicas in sorted(assignment.partitions.items()):
+        state = view.states.get((topic, p))
+        leader = NO_LEADER if state is None else state.leader
+        out.append(
+            {
+                "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == NO_LEADER else ErrorCode.NONE,
+                "partition_index": p,
+                "leader_id": leader,
+                "leader_epoch": -1 if state is None else state.leader_epoch,
+                "replica_nodes": list(replicas),
+                "isr_nodes": [] if state is None else list(state.isr),
+                "offline_replicas": [b for b in replicas if b not in view.brokers],
+            }
+        )
+    return out
+
+
+def topic_id(view: ClusterView, topic: str) -> bytes:
+    text = view.topics[topic].topic_id
+    return base64.urlsafe_b64decode(text + "==") if text else ZERO_ID
+
+
+async def auto_create(cluster: ClusterNode, topic: str, count: int) -> None:
+    """Write a topic with the broker's defaults; a race with another creator is no error."""
+    from hmb.cluster.topics import TopicExistsError
+
+    try:
+        await cluster.create_topic(topic, cluster.place(count, 1), {})
+    except (TopicExistsError, PlacementError) as exc:
+        log.info("auto-creating %s: %s", topic, exc)
