@@ -37,7 +37,9 @@ class TopicConfig:
     flush_interval_ms: int = default_of("log.flush.interval.ms")  # flush.ms
     max_message_bytes: int = default_of("message.max.bytes")  # max.message.bytes
     cleanup_policy: tuple[str, ...] = default_of("log.cleanup.policy")  # cleanup.policy (declared only)
-    message_timestamp_type: str = default_of("log.message.timestamp.type")  # (declared only)
+    message_timestamp_type: str = default_of("log.message.timestamp.type")  # message.timestamp.type
+    message_timestamp_before_max_ms: int = default_of("log.message.timestamp.before.max.ms")
+    message_timestamp_after_max_ms: int = default_of("log.message.timestamp.after.max.ms")
     compression_type: str = default_of("compression.type")  # (declared only)
     min_insync_replicas: int = default_of("min.insync.replicas")  # (declared only)
 

@@ -49,6 +49,7 @@ from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
 from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch, find_in_segments, segment_max_timestamp
+from hmb.log.timestamp_bounds import check_timestamps
 from hmb.mvar import MVar
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
@@ -316,7 +317,12 @@ class PartitionLog:
         buf = result.buf
         max_timestamp = result.max_timestamp
         append_time = -1
-        if self.config.message_timestamp_type == "LogAppendTime":
+        cfg = self.config
+        if cfg.message_timestamp_type == "CreateTime":
+            now_ms = int(self.wall() * 1000)
+            before, after = cfg.message_timestamp_before_max_ms, cfg.message_timestamp_after_max_ms
+            check_timestamps(buf, max_timestamp, now_ms, before, after)
+        elif cfg.message_timestamp_type == "LogAppendTime":
             append_time = max_timestamp = int(self.wall() * 1000)
             buf = buf if isinstance(buf, bytearray) else bytearray(buf)
             stamp_log_append_time(buf, append_time)

@@ -322,6 +322,31 @@ PROPERTIES: tuple[Property, ...] = (
         choices=("CreateTime", "LogAppendTime"),
     ),
     Property(
+        "log.message.timestamp.before.max.ms",
+        LONG,
+        NEVER,
+        "How far in the past (by the broker's clock) a CreateTime record's timestamp may lie; "
+        "a batch holding an older one is refused with INVALID_TIMESTAMP.",
+        LOG,
+        attr="message_timestamp_before_max_ms",
+        topic="message.timestamp.before.max.ms",
+        at_least=0,
+        unit="ms",
+        shown_default="no limit",
+    ),
+    Property(
+        "log.message.timestamp.after.max.ms",
+        LONG,
+        _HOUR_MS,
+        "How far in the future (by the broker's clock) a CreateTime record's timestamp may lie; "
+        "a batch holding a later one is refused with INVALID_TIMESTAMP.",
+        LOG,
+        attr="message_timestamp_after_max_ms",
+        topic="message.timestamp.after.max.ms",
+        at_least=0,
+        unit="ms",
+    ),
+    Property(
         "compression.type",
         STRING,
         "producer",

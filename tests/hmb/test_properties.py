@@ -34,6 +34,8 @@ KAFKA_TOPIC_NAMES = {
     "log.flush.interval.ms": "flush.ms",
     "log.cleanup.policy": "cleanup.policy",
     "log.message.timestamp.type": "message.timestamp.type",
+    "log.message.timestamp.before.max.ms": "message.timestamp.before.max.ms",
+    "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
     "compression.type": "compression.type",
     "min.insync.replicas": "min.insync.replicas",
 }
