@@ -179,6 +179,8 @@ class PartitionLog:
                 stem = name[:-6]
                 if name.endswith(".index") and stem.isdigit() and int(stem) not in bases:
                     (self.directory / name).unlink()
+                if name.endswith(".timeindex") and name[:-10].isdigit() and int(name[:-10]) not in bases:
+                    (self.directory / name).unlink()
             cfg = self.config
             max_entry = cfg.max_message_bytes + 1024 * 1024 + cfg.segment_bytes
             for i, base in enumerate(bases):
@@ -330,7 +332,7 @@ class PartitionLog:
             seg = await self._roll(base)
         elif self._active_since is None:
             self._active_since = self.wall()
-        seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), max_timestamp))
+        seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), max_timestamp), max_timestamp)
         for b in idempotent:
             self.producers.record(
                 b.producer_id,
@@ -390,7 +392,7 @@ class PartitionLog:
     async def _roll(self, base_offset: int) -> LogSegment:
         old = self.active
         await trio.to_thread.run_sync(old.flush)
-        old.index.close()  # trims the finished segment's index to its entries
+        old.seal()  # the time index's final entry; both indexes trimmed to their entries
         seg = self._new_segment(base_offset)
         seg.next_offset = base_offset
         self.segments[base_offset] = seg
@@ -507,7 +509,7 @@ class PartitionLog:
             total = self.size_bytes
             while len(self.segments) > 1:
                 seg = self.segments.peekitem(0)[1]
-                too_old = cfg.retention_ms >= 0 and (now - seg.last_modified) * 1000 > cfg.retention_ms
+                too_old = cfg.retention_ms >= 0 and now * 1000 - seg.largest_timestamp > cfg.retention_ms
                 too_big = cfg.retention_bytes >= 0 and total - seg.size >= cfg.retention_bytes
                 if not (too_old or too_big):
                     break
