@@ -40,7 +40,7 @@ class TopicConfig:
     message_timestamp_type: str = default_of("log.message.timestamp.type")  # message.timestamp.type
     message_timestamp_before_max_ms: int = default_of("log.message.timestamp.before.max.ms")
     message_timestamp_after_max_ms: int = default_of("log.message.timestamp.after.max.ms")
-    compression_type: str = default_of("compression.type")  # (declared only)
+    compression_type: str = default_of("compression.type")  # compression.type
     min_insync_replicas: int = default_of("min.insync.replicas")  # (declared only)
 
     @classmethod

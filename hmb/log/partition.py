@@ -44,6 +44,7 @@ from hmb.log.errors import (
     TransactionalBatchError,
 )
 from hmb.log.producer_state import ProducerStateManager
+from hmb.log.recompression import stored_form
 from hmb.log.region import FileRegion
 from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
@@ -316,7 +317,7 @@ class PartitionLog:
                     raise refusal(
                         f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused"
                     )
-        buf = result.buf
+        buf = await stored_form(result.buf, self.config.compression_type, self.config.max_message_bytes)
         max_timestamp = result.max_timestamp
         append_time = -1
         cfg = self.config

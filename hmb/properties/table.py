@@ -350,13 +350,12 @@ PROPERTIES: tuple[Property, ...] = (
         "compression.type",
         STRING,
         "producer",
-        "The codec batches are stored with: `producer` keeps the producer's, a codec name "
-        "would recompress them.",
+        "The codec record batches are stored with: `producer` keeps the producer's; "
+        "`uncompressed` or a codec makes the broker recompress every batch in another codec.",
         LOG,
         attr="compression_type",
         topic="compression.type",
         choices=("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
-        acted_on=False,
     ),
     Property(
         "min.insync.replicas",

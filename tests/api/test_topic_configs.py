@@ -222,3 +222,54 @@ async def test_the_broker_setting_is_every_topics_default(make_broker: Any) -> N
 async def test_an_out_of_range_setting_is_invalid_config(broker: InProcessBroker) -> None:
     got = await create(broker, 4, named_configs("neg", **{"message.timestamp.after.max.ms": "-5"}))
     assert got["neg"].error_code == ErrorCode.INVALID_CONFIG
+
+
+# --------------------------------------------------------------------------- compression.type
+
+
+def stored_codecs(records: bytes) -> list[int]:
+    return [b.compression_type for b in kafka_records.MemoryRecords(records)]
+
+
+async def test_compression_type_recompresses_batches_and_keeps_what_they_say(broker: InProcessBroker) -> None:
+    topics = [
+        named_configs(f"c-{t}", **{"compression.type": t}) for t in ("zstd", "uncompressed", "producer")
+    ]
+    got = await create(broker, 4, *topics)
+    assert {t.error_code for t in got.values()} == {ErrorCode.NONE}
+    stamps = [1_700_000_000_000 + d for d in (5, 0, 9)]
+    for name in ("c-zstd", "c-uncompressed", "c-producer"):
+        await produce_one(broker, name, batch([b"a", b"b"], compression=Compression.GZIP))
+        sent = batch(
+            [b"x", b"y", b"z"],
+            timestamps=stamps,
+            compression=Compression.LZ4,
+            producer_id=9,
+            epoch=0,
+            sequence=0,
+        )
+        answer = await produce_one(broker, name, sent)
+        assert (answer.error_code, answer.base_offset) == (ErrorCode.NONE, 2)
+    expected = {"c-zstd": [4, 4], "c-uncompressed": [0, 0], "c-producer": [1, 3]}
+    for name, codecs in expected.items():
+        fetched = bytes((await fetch_one(broker, name, 0)).records)
+        assert stored_codecs(fetched) == codecs, name
+        batches = list(kafka_records.MemoryRecords(fetched))
+        assert [(b.producer_id, b.base_sequence) for b in batches] == [(-1, -1), (9, 0)]
+        records = [r for b in batches for r in b]
+        assert [(r.offset, r.value, r.timestamp) for r in records[2:]] == [
+            (2, b"x", stamps[0]),
+            (3, b"y", stamps[1]),
+            (4, b"z", stamps[2]),
+        ]
+        assert [r.headers for r in records] == [[("h", b"v")]] * 5
+
+
+async def test_a_batch_recompressed_past_max_message_bytes_is_refused(broker: InProcessBroker) -> None:
+    configs = {"compression.type": "uncompressed", "max.message.bytes": "3000"}
+    await create(broker, 4, named_configs("c-small", **configs))
+    packed = batch([b"z" * 1000] * 10, compression=Compression.GZIP)
+    assert len(packed) < 3000
+    answer = await produce_one(broker, "c-small", packed)
+    assert answer.error_code == ErrorCode.MESSAGE_TOO_LARGE
+    assert (await produce_one(broker, "c-small", batch([b"ok"]))).base_offset == 0
