@@ -15,9 +15,10 @@ and any time >= 0 the first offset whose record timestamp is at or after it
 (offset and timestamp -1 when there is none, as Kafka answers).  A special
 timestamp the request's version does not know is INVALID_REQUEST.  The v2+
 isolation level changes nothing here: without transactions the last stable
-offset is the log end offset.  v4+ leader epochs are -1: clients that see an
-epoch move go and ask OffsetForLeaderEpoch.  v6+ are flexible; v10's
-``timeout_ms`` needs nothing: every answer is local.
+offset is the log end offset.  v4+ each partition's ``current_leader_epoch``
+is checked (:mod:`hmb.api.leader_epoch`), and an offset found is answered
+with the leader epoch it was written in (the one epoch of a single broker).
+v6+ are flexible; v10's ``timeout_ms`` needs nothing: every answer is local.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from typing import Any
 
 from hmb.api.authz import topics_allowed
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leader_epoch import epoch_error
 from hmb.api.registry import handles
+from hmb.log.leader_epochs import LEADER_EPOCH
 from hmb.log.partition import PartitionLog
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
@@ -80,10 +83,14 @@ async def handle(ctx: RequestContext) -> Reply:
                 answer["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif version == 0:
                 answer["old_style_offsets"] = plog.offsets_before(p.timestamp, p.max_num_offsets)
+            elif (refused := epoch_error(getattr(p, "current_leader_epoch", -1))) is not None:
+                answer["error_code"] = refused
             else:
                 answer["error_code"], answer["timestamp"], answer["offset"] = await _one_offset(
                     plog, p.timestamp, version
                 )
+                if answer["offset"] >= 0:
+                    answer["leader_epoch"] = LEADER_EPOCH
             partitions.append(answer)
         topics.append({"name": topic.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}

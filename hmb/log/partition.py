@@ -43,6 +43,7 @@ from hmb.log.errors import (
     RecordListTooLargeError,
     TransactionalBatchError,
 )
+from hmb.log.leader_epochs import LEADER_EPOCH, LeaderEpochCache
 from hmb.log.producer_state import ProducerStateManager
 from hmb.log.recompression import stored_form
 from hmb.log.region import FileRegion
@@ -99,6 +100,7 @@ class PartitionLog:
         self._appended: trio.Event | None = None  # made when a fetch first waits (memory: 10,000 partitions)
         self._waited = False  # whether _appended was handed out since it was last replaced
         self.producers = ProducerStateManager()
+        self.epochs = LeaderEpochCache(directory)  # read with the segments (see load)
         self.deleted = False
         #: where DeleteRecords moved the log's start (0: the first segment's base decides)
         self.deleted_before = 0
@@ -129,6 +131,7 @@ class PartitionLog:
             return cls.open(directory, topic, partition, config, clean=True)
         self = cls(directory, topic, partition, config)
         self._segments = SegmentMap([(0, self._new_segment(0, new=True))])
+        self.epochs.assign(LEADER_EPOCH, 0)
         return self
 
     @classmethod
@@ -196,6 +199,8 @@ class PartitionLog:
                 segments[0] = self._new_segment(0)
             if not (self._clean and self._restore_producer_state(segments.last.next_offset)):
                 self._rebuild_producer_state(segments)
+            self.epochs = LeaderEpochCache.load(self.directory)
+            self.epochs.assign(LEADER_EPOCH, segments.last.next_offset)  # led from its end, if new to it
             self._segments = segments
             return segments
 
@@ -294,7 +299,12 @@ class PartitionLog:
             raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
         seg = self.active
         base = seg.next_offset
-        result = assign_batches(records, base, max_message_bytes=self.config.max_message_bytes)
+        result = assign_batches(
+            records,
+            base,
+            max_message_bytes=self.config.max_message_bytes,
+            partition_leader_epoch=LEADER_EPOCH,
+        )
         batches = result.producer_batches
         idempotent: list[ProducerBatch] = []
         if batches:
@@ -349,6 +359,11 @@ class PartitionLog:
             state.unflushed_messages = 0
             state.last_flush = time.monotonic()
         return AppendInfo(base, result.last_offset, result.count, False, append_time)
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """``(epoch, end offset)`` of leader epoch ``epoch`` here (OffsetForLeaderEpoch)."""
+        log_end = self.high_watermark  # reads the files (and the epochs) if not yet read
+        return self.epochs.end_offset_for(epoch, log_end)
 
     def max_producer_id(self) -> int:
         """The highest producer id this partition's recent batches carry (-1: none)."""
