@@ -316,7 +316,10 @@ class LogSegment:
     def seal(self) -> None:
         """The segment is no longer the active one (a roll): write the time index's final
         entry (the segment's largest timestamp) and trim both indexes to their entries."""
-        self.time_index.maybe_append(self.max_timestamp, self.next_offset - 1, even_if_full=True)
+        try:
+            self.time_index.maybe_append(self.max_timestamp, self.next_offset - 1, even_if_full=True)
+        except OSError as exc:  # no disk block for it: a later load walks the tail instead
+            log.warning("no final time index entry for %s: %s", self.log_path, exc)
         self.index.close()
         self.time_index.close()
 
