@@ -162,3 +162,24 @@ def test_time_retention_judges_segments_by_their_records_timestamps(tmp_path: Pa
         plog.close()
 
     _run(main)
+
+
+def test_a_full_time_index_rolls_the_segment(tmp_path: Path) -> None:
+    """segment.index.bytes 36: three time index entries, the last kept for the final one."""
+    stamps = [BASE + i for i in range(40)]
+
+    async def main() -> None:
+        plog = _open(tmp_path / "p", index_interval_bytes=100, index_max_bytes=36)
+        await _fill(plog, stamps)
+        segments = list(plog.segments.values())
+        assert len(segments) >= 5  # rolled for the index, not the size (1 GiB)
+        for seg, following in itertools.pairwise(segments):
+            entries = _entries(seg.time_index.path)
+            assert 1 <= len(entries) <= 3
+            last_offset = following.base_offset - 1
+            assert entries[-1] == (stamps[last_offset], last_offset - seg.base_offset)
+        got = await plog.offset_for_timestamp(BASE + 33)
+        assert got is not None and tuple(got) == (33, BASE + 33)
+        plog.close()
+
+    _run(main)
