@@ -78,6 +78,18 @@ class LeaderEpochCache:
         self.entries.append((epoch, start_offset))
         self.write()
 
+    def truncate_from_start(self, log_start_offset: int) -> None:
+        """The log now starts at ``log_start_offset`` (retention, DeleteRecords): epochs that
+        began before it go, except the last of them, which now begins there (as Kafka's)."""
+        before = [e for e in self.entries if e[1] < log_start_offset]
+        if not before:
+            return
+        after = [e for e in self.entries if e[1] >= log_start_offset]
+        if not after or after[0][1] > log_start_offset:
+            after.insert(0, (before[-1][0], log_start_offset))
+        self.entries = after
+        self.write()
+
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         """``(epoch, end offset)`` OffsetForLeaderEpoch answers for ``epoch``, as Kafka's cache:
         the latest epoch ends at the log end; an older one where the next epoch starts

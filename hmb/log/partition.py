@@ -534,6 +534,7 @@ class PartitionLog:
                 seg.delete()
                 deleted.append(seg.base_offset)
         if deleted:
+            self.epochs.truncate_from_start(self.log_start_offset)
             log.info(
                 "retention deleted %d segment(s) of %s-%d; log starts at %d",
                 len(deleted),
@@ -567,6 +568,7 @@ class PartitionLog:
             while len(self.segments) > 1 and self.segments.peekitem(1)[0] <= target:
                 _base, seg = self.segments.popitem(0)
                 seg.delete()
+        self.epochs.truncate_from_start(self.log_start_offset)
         log.info("deleted records of %s-%d below %d", self.topic, self.partition, target)
         return self.log_start_offset
 

@@ -231,7 +231,7 @@ PROPERTIES: tuple[Property, ...] = (
         "log.index.size.max.bytes",
         INT,
         10 << 20,
-        "The largest offset index of a segment; a segment whose index is full is closed.",
+        "The largest offset index, and time index, of a segment; a segment with a full index is closed.",
         LOG,
         attr="index_max_bytes",
         topic="segment.index.bytes",

@@ -115,3 +115,15 @@ async def test_fetch_and_list_offsets_check_the_current_leader_epoch(broker: InP
         assert p.error_code == code, (version, current)
         if code == 0 and version >= 4:
             assert (p.offset, p.leader_epoch) == (1, 0)
+
+
+async def test_delete_records_moves_the_checkpoints_start(broker: InProcessBroker) -> None:
+    await produce_one(broker, "moved", batch([b"a", b"b", b"c", b"d"]))
+    body = {
+        "topics": [{"name": "moved", "partitions": [{"partition_index": 0, "offset": 3}]}],
+        "timeout_ms": 1000,
+    }
+    resp = await broker.request(ApiKey.DELETE_RECORDS, 2, body)
+    assert resp.topics[0].partitions[0].low_watermark == 3
+    assert (broker.data_dir / "moved-0" / "leader-epoch-checkpoint").read_text() == "0\n1\n0 3\n"
+    assert await ask(broker, 4, "moved", (0, 0, 0)) == [(0, 0, 0, 4)]

@@ -38,3 +38,15 @@ def test_a_bad_checkpoint_is_ignored_with_a_warning(
     (tmp_path / CHECKPOINT).write_text(text)
     assert LeaderEpochCache.load(tmp_path).entries == []
     assert "leader epochs start afresh" in caplog.text
+
+
+def test_a_moved_log_start_moves_the_epochs_start(tmp_path: Path) -> None:
+    cache = LeaderEpochCache(tmp_path)
+    cache.assign(0, 0)
+    cache.assign(2, 50)
+    cache.truncate_from_start(30)
+    assert cache.entries == [(0, 30), (2, 50)]
+    cache.truncate_from_start(50)
+    assert cache.entries == [(2, 50)]
+    cache.truncate_from_start(70)
+    assert (tmp_path / CHECKPOINT).read_text() == "0\n1\n2 70\n"
