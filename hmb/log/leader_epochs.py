@@ -71,12 +71,13 @@ class LeaderEpochCache:
     def latest_epoch(self) -> int:
         return self.entries[-1][0] if self.entries else UNDEFINED_EPOCH
 
-    def assign(self, epoch: int, start_offset: int) -> None:
-        """Epoch ``epoch`` starts at ``start_offset`` (an older or equal epoch is no news)."""
+    def assign(self, epoch: int, start_offset: int, *, fresh: bool = False) -> None:
+        """Epoch ``epoch`` starts at ``start_offset`` (an older or equal epoch is no news);
+        ``fresh``: see :meth:`write`."""
         if epoch <= self.latest_epoch:
             return
         self.entries.append((epoch, start_offset))
-        self.write()
+        self.write(fresh=fresh)
 
     def truncate_from_start(self, log_start_offset: int) -> None:
         """The log now starts at ``log_start_offset`` (retention, DeleteRecords): epochs that
@@ -105,13 +106,24 @@ class LeaderEpochCache:
         floor = [e for e, _o in self.entries if e <= epoch]
         return (floor[-1] if floor else epoch), higher[1]
 
-    def write(self) -> None:
-        """Replace the checkpoint file with the entries (atomically)."""
-        lines = [str(_VERSION), str(len(self.entries)), *(f"{e} {o}" for e, o in self.entries)]
-        path = self.directory / CHECKPOINT
-        tmp = path.with_name(CHECKPOINT + ".tmp")
+    def write(self, *, fresh: bool = False) -> None:
+        """Replace the checkpoint file with the entries (atomically).
+
+        ``fresh``: the partition's directory was just made, no older file can be
+        half-replaced: written in place (CreateTopics makes thousands).
+        """
+        text = (
+            "\n".join([str(_VERSION), str(len(self.entries)), *(f"{e} {o}" for e, o in self.entries)]) + "\n"
+        )
+        path = os.path.join(self.directory, CHECKPOINT)
+        target = path if fresh else path + ".tmp"
         try:
-            tmp.write_text("\n".join(lines) + "\n")
-            os.replace(tmp, path)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+            if not fresh:
+                os.replace(target, path)
         except OSError as exc:  # a full disk: the answers come from memory; the next start retries
             log.warning("could not write %s: %s", path, exc)

@@ -131,7 +131,7 @@ class PartitionLog:
             return cls.open(directory, topic, partition, config, clean=True)
         self = cls(directory, topic, partition, config)
         self._segments = SegmentMap([(0, self._new_segment(0, new=True))])
-        self.epochs.assign(LEADER_EPOCH, 0)
+        self.epochs.assign(LEADER_EPOCH, 0, fresh=True)
         return self
 
     @classmethod
