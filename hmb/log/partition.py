@@ -45,7 +45,7 @@ from hmb.log.errors import (
 )
 from hmb.log.leader_epochs import LEADER_EPOCH, LeaderEpochCache
 from hmb.log.producer_state import ProducerStateManager
-from hmb.log.recompression import stored_form
+from hmb.log.recompression import KEEP_PRODUCER_CODEC, stored_form
 from hmb.log.region import FileRegion
 from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
@@ -327,10 +327,12 @@ class PartitionLog:
                     raise refusal(
                         f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused"
                     )
-        buf = await stored_form(result.buf, self.config.compression_type, self.config.max_message_bytes)
+        cfg = self.config
+        buf = result.buf
+        if cfg.compression_type != KEEP_PRODUCER_CODEC:
+            buf = await stored_form(buf, cfg.compression_type, cfg.max_message_bytes)
         max_timestamp = result.max_timestamp
         append_time = -1
-        cfg = self.config
         if cfg.message_timestamp_type == "CreateTime":
             now_ms = int(self.wall() * 1000)
             before, after = cfg.message_timestamp_before_max_ms, cfg.message_timestamp_after_max_ms

@@ -23,6 +23,7 @@ from kproto.records import Compression, RecordTooLargeError
 from kproto.records.entry import entry_size
 from kproto.records.recompress import batches_to_recompress, recompress_batches
 
+KEEP_PRODUCER_CODEC = "producer"
 #: compression.type -> the codec batches are stored with (``producer``: absent, keep the batch's)
 STORED_CODECS = {
     "uncompressed": Compression.NONE,
