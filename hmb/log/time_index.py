@@ -48,9 +48,9 @@ class TimeIndex:
         self._offsets: list[int] = []  # relative
         if existing >= ENTRY_SIZE:
             raw = np.fromfile(path, dtype=_FILE_DTYPE, count=existing // ENTRY_SIZE)
-            stamps, offsets = raw["timestamp"].tolist(), raw["offset"].tolist()
-            n = _valid_prefix(stamps, offsets)
-            self._timestamps, self._offsets = stamps[:n], offsets[:n]
+            stamps, offsets = raw["timestamp"].astype(np.int64), raw["offset"].astype(np.int64)
+            n = _valid_prefix(stamps, offsets)  # an untrimmed file is mostly zeros: cut before listing
+            self._timestamps, self._offsets = stamps[:n].tolist(), offsets[:n].tolist()
         self._mm: Any = None
         self._bytes: memoryview | None = None
         self._allocated = len(self._timestamps) * ENTRY_SIZE
@@ -172,19 +172,14 @@ class TimeIndex:
         return None if i < 0 else self.base_offset + self._offsets[i]
 
 
-def _valid_prefix(stamps: list[int], offsets: list[int]) -> int:
+def _valid_prefix(stamps: Any, offsets: Any) -> int:
     """How many leading entries are well-formed (both columns strictly increasing).
 
-    A preallocated file that was not trimmed ends in zeros: the first entry
-    that does not increase ends the index.
+    A preallocated file that was not trimmed (an unclean shutdown) ends in
+    zeros: the first entry that does not increase ends the index.
     """
-    n = 0
-    last_t, last_o = -1, -1
-    for t, o in zip(stamps, offsets, strict=True):
-        if t <= last_t or o <= last_o:
-            break
-        last_t, last_o = t, o
-        n += 1
-    if n and stamps[0] == 0 and offsets[0] == 0:
+    n = len(stamps)
+    if n == 0 or (stamps[0] == 0 and offsets[0] == 0):
         return 0  # zero padding
-    return n
+    bad = np.nonzero((np.diff(stamps) <= 0) | (np.diff(offsets) <= 0))[0]
+    return int(bad[0]) + 1 if len(bad) else n

@@ -23,6 +23,7 @@ import trio
 import hmb.log.time_lookup
 from hmb.log.config import LogConfig
 from hmb.log.partition import PartitionLog
+from hmb.log.time_index import TimeIndex
 from kproto.records import RecordBatchBuilder
 
 BASE = 1_700_000_000_000
@@ -181,5 +182,24 @@ def test_a_full_time_index_rolls_the_segment(tmp_path: Path) -> None:
         got = await plog.offset_for_timestamp(BASE + 33)
         assert got is not None and tuple(got) == (33, BASE + 33)
         plog.close()
+
+    _run(main)
+
+
+def test_an_untrimmed_time_index_after_a_crash_loads_only_its_entries(tmp_path: Path) -> None:
+    stamps = [BASE + i * 3 for i in range(60)]
+
+    async def main() -> None:
+        plog = _open(tmp_path / "p", index_interval_bytes=200)
+        await _fill(plog, stamps)
+        written = plog.active.time_index.entries_list()
+        plog.active.time_index.flush()  # then a crash: no close, no trim
+        path = plog.active.time_index.path
+        assert path.stat().st_size == 12 * ((10 << 20) // 12)  # preallocated to segment.index.bytes
+        loaded = TimeIndex(path, 0, 10 << 20)
+        assert len(written) > 5 and loaded.entries_list() == written  # the zero padding is not entries
+        again = _open(tmp_path / "p", clean=False, index_interval_bytes=200)
+        assert again.active.time_index.entries_list() == written
+        assert again.active.max_timestamp == max(stamps)
 
     _run(main)
