@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from hmb.log.errors import (
     DuplicateSequenceError,
     InvalidProducerEpochError,
+    InvalidTimestampError,
     KeylessRecordError,
     MagicNotAllowedError,
     OffsetOutOfRangeError,
@@ -53,6 +54,7 @@ ERROR_CODES: dict[type[BaseException], Mapping] = {
     OutOfOrderSequenceError: Mapping(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, logging.INFO),
     DuplicateSequenceError: Mapping(ErrorCode.DUPLICATE_SEQUENCE_NUMBER, logging.INFO),
     InvalidProducerEpochError: Mapping(ErrorCode.INVALID_PRODUCER_EPOCH, logging.INFO),
+    InvalidTimestampError: Mapping(ErrorCode.INVALID_TIMESTAMP, logging.INFO),
     TransactionalBatchError: Mapping(ErrorCode.INVALID_TXN_STATE, logging.INFO),
     KeylessRecordError: Mapping(ErrorCode.INVALID_RECORD, logging.INFO),
     PartitionDeletedError: Mapping(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),

@@ -21,6 +21,8 @@ What the versions change, and how this broker answers:
   empty list (never null: librdkafka reads the list whatever it asked).
 * v7+ fetch sessions: every answer says session 0, "no session", so
   clients keep sending full requests, which is what we serve.
+* v9+ each partition's ``current_leader_epoch`` is checked
+  (:mod:`hmb.api.leader_epoch`): FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH.
 * v11 preferred read replica -1: read from the leader (us).
 * v0-v3 clients predate message format v2 and read MessageSets only:
   RecordBatches (magic 2) in the range are down-converted to magic 0 (v0-v1)
@@ -45,6 +47,7 @@ import trio
 from hmb.api.authz import topics_allowed
 from hmb.api.context import RawResponse, Reply, RequestContext
 from hmb.api.errors import error_code
+from hmb.api.leader_epoch import epoch_error
 from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
 from hmb.log.errors import OffsetOutOfRangeError
@@ -111,6 +114,12 @@ def _collect(
             plog = ctx.logs.get(topic.topic, p.partition)
             if plog is None:
                 partitions.append(PartitionData(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, None))
+                errors = True
+                continue
+            if (
+                refused := epoch_error(ctx, topic.topic, p.partition, getattr(p, "current_leader_epoch", -1))
+            ) is not None:
+                partitions.append(PartitionData(p.partition, refused, -1, None))
                 errors = True
                 continue
             logs.append(plog)

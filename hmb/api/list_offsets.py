@@ -18,9 +18,10 @@ isolation level 1 (read_committed) draws the line at the last stable offset,
 as Kafka does: latest is the LSO (the first offset of the earliest open
 transaction), and a time or max-timestamp lookup whose record lies at or
 beyond it finds nothing; earliest is the log start offset either way.  v4+
-leader epochs are -1: clients that see an
-epoch move go and ask OffsetForLeaderEpoch.  v6+ are flexible; v10's
-``timeout_ms`` needs nothing: every answer is local.
+each partition's ``current_leader_epoch`` is checked
+(:mod:`hmb.api.leader_epoch`), and an offset found is answered with the
+leader epoch it was written in (the one epoch of a single broker).  v6+ are
+flexible; v10's ``timeout_ms`` needs nothing: every answer is local.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from typing import Any
 
 from hmb.api.authz import topics_allowed
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leader_epoch import epoch_error
 from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
+from hmb.log.leader_epochs import LEADER_EPOCH
 from hmb.log.partition import PartitionLog
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
@@ -83,6 +86,7 @@ async def handle(ctx: RequestContext) -> Reply:
                 "leader_epoch": -1,
             }
             plog = ctx.logs.get(topic.name, p.partition_index)
+            current_epoch = getattr(p, "current_leader_epoch", -1)  # v4+
             if topic.name not in describable:
                 answer["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif misdirected(ctx, topic.name, p.partition_index):
@@ -91,10 +95,14 @@ async def handle(ctx: RequestContext) -> Reply:
                 answer["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif version == 0:
                 answer["old_style_offsets"] = plog.offsets_before(p.timestamp, p.max_num_offsets)
+            elif (refused := epoch_error(ctx, topic.name, p.partition_index, current_epoch)) is not None:
+                answer["error_code"] = refused
             else:
                 answer["error_code"], answer["timestamp"], answer["offset"] = await _one_offset(
                     plog, p.timestamp, version, committed
                 )
+                if answer["offset"] >= 0:
+                    answer["leader_epoch"] = LEADER_EPOCH
             partitions.append(answer)
         topics.append({"name": topic.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}

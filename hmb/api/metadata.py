@@ -26,6 +26,7 @@ from typing import Any
 from hmb.api.authz import OPERATIONS_NOT_ASKED, authorized_operations, may_create_topic, topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.log.leader_epochs import LEADER_EPOCH
 from hmb.log.manager import InvalidTopicError, validate_topic_name
 from hmb.log.topic_ids import ZERO as ZERO_ID
 from hmb.security.acl import CLUSTER_NAME, Operation, ResourceType
@@ -40,7 +41,7 @@ def _partitions(node: int, count: int) -> list[dict[str, Any]]:
             "error_code": 0,
             "partition_index": p,
             "leader_id": node,
-            "leader_epoch": -1,
+            "leader_epoch": LEADER_EPOCH,
             "replica_nodes": [node],
             "isr_nodes": [node],
             "offline_replicas": [],

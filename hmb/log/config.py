@@ -41,8 +41,10 @@ class TopicConfig:
     min_compaction_lag_ms: int = default_of("log.cleaner.min.compaction.lag.ms")  # min.compaction.lag.ms
     max_compaction_lag_ms: int = default_of("log.cleaner.max.compaction.lag.ms")  # max.compaction.lag.ms
     min_cleanable_dirty_ratio: float = default_of("log.cleaner.min.cleanable.ratio")  # min.cleanable.dirty...
-    message_timestamp_type: str = default_of("log.message.timestamp.type")  # (declared only)
-    compression_type: str = default_of("compression.type")  # (declared only)
+    message_timestamp_type: str = default_of("log.message.timestamp.type")  # message.timestamp.type
+    message_timestamp_before_max_ms: int = default_of("log.message.timestamp.before.max.ms")
+    message_timestamp_after_max_ms: int = default_of("log.message.timestamp.after.max.ms")
+    compression_type: str = default_of("compression.type")  # compression.type
     min_insync_replicas: int = default_of("min.insync.replicas")  # (declared only)
 
     @classmethod

@@ -53,3 +53,8 @@ class DuplicateSequenceError(ProducerSequenceError):
 
 class InvalidProducerEpochError(ProducerSequenceError):
     """A batch of an older producer epoch: the producer was fenced."""
+
+
+class InvalidTimestampError(LogError):
+    """A CreateTime record whose timestamp lies too far from the broker's clock
+    (``message.timestamp.before.max.ms`` / ``after.max.ms``)."""

@@ -1,7 +1,7 @@
 """The process's open-files limit against what the log dirs need.
 
 Every partition holds its active segment's ``.log`` open, and its ``.index``
-once mapped; each connection takes one more descriptor.  A broker with
+and ``.timeindex`` once mapped; each connection takes one more descriptor.  A broker with
 10,000 partitions under the usual soft limit of 1,024 would fail with
 EMFILE at the first busy moment, far from the cause.  So, as Kafka's
 start-up scripts advise, the soft limit is raised to the hard limit at start,
@@ -15,7 +15,7 @@ import resource
 
 log = logging.getLogger(__name__)
 
-FILES_PER_PARTITION = 2  # the active segment's .log, and its mapped .index
+FILES_PER_PARTITION = 3  # the active segment's .log, and its mapped .index and .timeindex
 FILES_FOR_CONNECTIONS = 1024  # headroom for clients and everything else
 
 

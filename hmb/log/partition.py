@@ -52,12 +52,15 @@ from hmb.log.errors import (
     RecordListTooLargeError,
     TransactionalBatchError,
 )
+from hmb.log.leader_epochs import LEADER_EPOCH, LeaderEpochCache
 from hmb.log.producer_persistence import rebuild_from_log, restore_snapshot, write_snapshot
 from hmb.log.producer_state import ProducerStateManager
+from hmb.log.recompression import KEEP_PRODUCER_CODEC, stored_form
 from hmb.log.region import FileRegion
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
 from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch, find_in_segments, segment_max_timestamp
+from hmb.log.timestamp_bounds import check_timestamps
 from hmb.log.transactions import PartitionTransactions
 from hmb.log.txn_index import append_entry, cut, load_txn_indexes, txn_index_path
 from hmb.mvar import MVar
@@ -106,6 +109,7 @@ class PartitionLog:
         self._waited = False  # whether _appended was handed out since it was last replaced
         self.producers = ProducerStateManager()
         self.txns = PartitionTransactions()
+        self.epochs = LeaderEpochCache(directory)  # read with the segments (see load)
         self.deleted = False
         #: where DeleteRecords moved the log's start (0: the first segment's base decides)
         self.deleted_before = 0
@@ -136,6 +140,7 @@ class PartitionLog:
             return cls.open(directory, topic, partition, config, clean=True)
         self = cls(directory, topic, partition, config)
         self._segments = SegmentMap([(0, self._new_segment(0, new=True))])
+        self.epochs.assign(LEADER_EPOCH, 0, fresh=True)
         return self
 
     @classmethod
@@ -187,6 +192,8 @@ class PartitionLog:
                 stem = name[:-6]
                 if name.endswith(".index") and stem.isdigit() and int(stem) not in bases:
                     (self.directory / name).unlink()
+                if name.endswith(".timeindex") and name[:-10].isdigit() and int(name[:-10]) not in bases:
+                    (self.directory / name).unlink()
             cfg = self.config
             max_entry = cfg.max_message_bytes + 1024 * 1024 + cfg.segment_bytes
             for i, base in enumerate(bases):
@@ -208,6 +215,8 @@ class PartitionLog:
             else:
                 self.producers = restored
             self.txns.aborted = load_txn_indexes(self.directory, names, segments, replayed, replayed_from)
+            self.epochs = LeaderEpochCache.load(self.directory)
+            self.epochs.assign(LEADER_EPOCH, leo)  # led from its end, if new to it
             self._segments = segments
             return segments
 
@@ -309,7 +318,12 @@ class PartitionLog:
             raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
         seg = self.active
         base = seg.next_offset
-        result = assign_batches(records, base, max_message_bytes=self.config.max_message_bytes)
+        result = assign_batches(
+            records,
+            base,
+            max_message_bytes=self.config.max_message_bytes,
+            partition_leader_epoch=LEADER_EPOCH,
+        )
         batches = result.producer_batches
         idempotent: list[ProducerBatch] = []
         if batches:
@@ -332,19 +346,26 @@ class PartitionLog:
                     raise refusal(
                         f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused"
                     )
+        cfg = self.config
         buf = result.buf
-        if self.config.compact and (keyless := first_keyless(bytes(buf))) is not None:
+        if cfg.compact and (keyless := first_keyless(bytes(buf))) is not None:
             raise KeylessRecordError(f"record {keyless} has no key: {self.topic} is compacted")
+        if cfg.compression_type != KEEP_PRODUCER_CODEC:
+            buf = await stored_form(buf, cfg.compression_type, cfg.max_message_bytes)
         max_timestamp = result.max_timestamp
         append_time = -1
-        if self.config.message_timestamp_type == "LogAppendTime":
+        if cfg.message_timestamp_type == "CreateTime":
+            now_ms = int(self.wall() * 1000)
+            before, after = cfg.message_timestamp_before_max_ms, cfg.message_timestamp_after_max_ms
+            check_timestamps(buf, max_timestamp, now_ms, before, after)
+        elif cfg.message_timestamp_type == "LogAppendTime":
             append_time = max_timestamp = int(self.wall() * 1000)
             buf = buf if isinstance(buf, bytearray) else bytearray(buf)
             stamp_log_append_time(buf, append_time)
         seg = self.active
         if self._roll_due(seg, len(buf)):
             seg = await self._roll(base)
-        seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), max_timestamp))
+        seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), max_timestamp), max_timestamp)
         for b in idempotent:
             self.producers.record(
                 b.producer_id,
@@ -460,6 +481,11 @@ class PartitionLog:
         self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
         return dict(self.txns.ongoing)
 
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """``(epoch, end offset)`` of leader epoch ``epoch`` here (OffsetForLeaderEpoch)."""
+        log_end = self.high_watermark  # reads the files (and the epochs) if not yet read
+        return self.epochs.end_offset_for(epoch, log_end)
+
     def max_producer_id(self) -> int:
         """The highest producer id this partition's recent batches carry (-1: none)."""
         self.segments  # noqa: B018 - the state is rebuilt when the files are read
@@ -482,7 +508,7 @@ class PartitionLog:
     async def _roll(self, base_offset: int) -> LogSegment:
         old = self.active
         await trio.to_thread.run_sync(old.flush)
-        old.index.close()  # trims the finished segment's index to its entries
+        old.seal()  # the time index's final entry; both indexes trimmed to their entries
         seg = self._new_segment(base_offset)
         seg.next_offset = base_offset
         self.segments[base_offset] = seg
@@ -611,7 +637,7 @@ class PartitionLog:
             total = self.size_bytes
             while len(self.segments) > 1:
                 seg = self.segments.peekitem(0)[1]
-                too_old = cfg.retention_ms >= 0 and (now - seg.last_modified) * 1000 > cfg.retention_ms
+                too_old = cfg.retention_ms >= 0 and now * 1000 - seg.largest_timestamp > cfg.retention_ms
                 too_big = cfg.retention_bytes >= 0 and total - seg.size >= cfg.retention_bytes
                 if not (too_old or too_big):
                     break
@@ -621,6 +647,7 @@ class PartitionLog:
                 deleted.append(seg.base_offset)
             self.txns.forget_before(self.segments.first.base_offset)
         if deleted:
+            self.epochs.truncate_from_start(self.log_start_offset)
             log.info(
                 "retention deleted %d segment(s) of %s-%d; log starts at %d",
                 len(deleted),
@@ -661,6 +688,7 @@ class PartitionLog:
                 _base, seg = self.segments.popitem(0)
                 seg.delete()
             self.txns.forget_before(self.segments.first.base_offset)
+        self.epochs.truncate_from_start(self.log_start_offset)
         log.info("deleted records of %s-%d below %d", self.topic, self.partition, target)
         return self.log_start_offset
 

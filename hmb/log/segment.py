@@ -1,4 +1,4 @@
-"""One segment: a ``.log`` file of entries and its ``.index``.
+"""One segment: a ``.log`` file of entries, its ``.index`` and its ``.timeindex``.
 
 Files are named by the segment's base offset as 20 zero-padded digits
 (``00000000000000368769.log``), exactly as Kafka names them, so the
@@ -34,7 +34,8 @@ from pathlib import Path
 
 from hmb.log.index import OffsetIndex
 from hmb.log.scan import BadEntry, Entry, iter_entries
-from kproto.records.entry import LOG_OVERHEAD, PEEK, entry_size, last_offset
+from hmb.log.time_index import TimeIndex
+from kproto.records.entry import LOG_OVERHEAD, PEEK, check_entry, entry_size, last_offset
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class RecoveryReport:
 
 
 class LogSegment:
-    """A ``.log``/``.index`` pair starting at ``base_offset``."""
+    """A ``.log`` file and its two indexes, starting at ``base_offset``."""
 
     def __init__(
         self,
@@ -89,15 +90,17 @@ class LogSegment:
         index_path = directory / (segment_name(base_offset) + ".index")
         self.index_missing = not new and not index_path.exists()
         self.index = OffsetIndex(index_path, base_offset, index_max_bytes, new=new)
+        time_index_path = directory / (segment_name(base_offset) + ".timeindex")
+        self.time_index = TimeIndex(time_index_path, base_offset, index_max_bytes, new=new)
         self.next_offset = base_offset  # set properly by load_tail() / recover()
         self._bytes_since_index = 0
         self._pins = 0
         self._deleted = False
         self.created = time.time()
-        # Runs of equal (maximum) magic: run i covers [_run_starts[i], _run_starts[i+1]).
-        # What hmb.log.time_lookup learned: the largest timestamp in [0, timestamps_scanned_to).
+        # The largest record timestamp in the segment (-1: none yet); kept on every append,
+        # learned at load from the time index's last entry and the walk of the tail.
         self.max_timestamp = -1
-        self.timestamps_scanned_to = 0
+        # Runs of equal (maximum) magic: run i covers [_run_starts[i], _run_starts[i+1]).
         self._run_starts: list[int] = []
         self._run_magics: list[int] = []
         if self.size:
@@ -122,6 +125,10 @@ class LogSegment:
             return "index file size not a multiple of 8 (torn entry)"
         if not self.index.sane(self.size):
             return "index entry points past the end of the log"
+        if self.time_index.missing and self.size:
+            return "time index file missing"
+        if self.time_index.misaligned:
+            return "time index file size not a multiple of 12 (torn entry)"
         return None
 
     def recover(self, max_entry: int) -> RecoveryReport:
@@ -132,7 +139,10 @@ class LogSegment:
         """
         problem = self._index_problem()
         loaded = self.index.entries_array().tolist()
+        loaded_times = self.time_index.entries_list()
         self.index.reset()
+        self.time_index.reset()
+        self.max_timestamp = -1
         self._bytes_since_index = 0
         self._run_starts, self._run_magics = [], []
         entries = 0
@@ -149,11 +159,12 @@ class LogSegment:
                 break
             if no_room is None:
                 try:
-                    self._index_entry(item.last_offset, item.position, item.size)
+                    self._index_entry(item.last_offset, item.position, item.size, item.max_timestamp)
                 except OSError as exc:  # a full disk: the index stops here, reads scan on from it
                     no_room = exc
             else:
                 self._bytes_since_index += item.size
+                self.max_timestamp = max(self.max_timestamp, item.max_timestamp)
             self._note_magic(item.position, item.magic)
             entries += 1
             good_end = item.position + item.size
@@ -168,6 +179,10 @@ class LogSegment:
         kept = [e for e in loaded if e[1] < good_end]  # entries into a cut tail go with it
         if problem is None and kept != rebuilt[: len(kept)]:
             problem = f"{len(kept)} index entries did not match the log, {len(rebuilt)} rebuilt"
+        kept_times = [e for e in loaded_times if e[1] <= last]
+        rebuilt_times = self.time_index.entries_list()
+        if problem is None and kept_times[: len(rebuilt_times)] != rebuilt_times[: len(kept_times)]:
+            problem = f"{len(kept_times)} time index entries did not match the log, rebuilt"
         if no_room is not None:
             problem = (
                 f"{problem + '; ' if problem else ''}no room to rebuild the index past "
@@ -181,42 +196,63 @@ class LogSegment:
         Returns ``None`` when that worked, or falls back to :meth:`recover`
         (and returns its report) when the index or the tail look wrong.
         """
+        times = self.time_index
         if not self.index.sane(self.size) or (self.index_missing and self.size):
+            return self.recover(max_entry)
+        if times.misaligned or (times.missing and self.size):
             return self.recover(max_entry)
         _off, pos = self.index.last_entry()
         last = self.base_offset - 1
+        largest = times.last_entry()[0]  # the final entry of a closed segment: its largest timestamp
         # The walk covers about one index interval: checking CRCs there costs nothing and
         # keeps a corrupt tail from being served even when the marker says "clean".
         for item in iter_entries(self.fd, pos, self.size, validate=True, max_entry=max_entry):
             if isinstance(item, BadEntry):
                 return self.recover(max_entry)
             last = item.last_offset
+            largest = max(largest, item.max_timestamp)
             self._note_magic(item.position, item.magic)
+        if not times.sane(last + 1):
+            return self.recover(max_entry)
         self.next_offset = last + 1
+        self.max_timestamp = largest
         self._bytes_since_index = self.size - pos
         return None
 
     # ---------------------------------------------------------------- writing
 
-    def _index_entry(self, last_offset: int, position: int, size: int) -> None:
+    def _index_entry(self, last_offset: int, position: int, size: int, max_timestamp: int) -> None:
+        """Note an entry; past ``index.interval.bytes`` since the last, index it in both files."""
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
         if self._bytes_since_index > self.index_interval_bytes and not self.index.full:
             self.index.append(last_offset, position)
+            if not self.time_index.full:
+                self.time_index.maybe_append(self.max_timestamp, last_offset)
             self._bytes_since_index = 0
         self._bytes_since_index += size
 
     def append(
-        self, data: bytes | bytearray | memoryview, last_offset: int, magic: int = UNKNOWN_MAGIC
+        self,
+        data: bytes | bytearray | memoryview,
+        last_offset: int,
+        magic: int = UNKNOWN_MAGIC,
+        max_timestamp: int | None = None,
     ) -> int:
         """Append entries ending at ``last_offset``; returns their file position.
 
         ``magic`` is the highest magic among the entries (``UNKNOWN_MAGIC`` if
-        the caller does not know).  All or nothing: on ``OSError`` the file is
-        cut back and the error re-raised for the caller to turn into an error
-        code.
+        the caller does not know), ``max_timestamp`` their largest timestamp
+        (None: read from their headers).  All or nothing: on ``OSError`` the
+        file is cut back and the error re-raised for the caller to turn into
+        an error code.
         """
         position = self.size
-        if self._bytes_since_index > self.index_interval_bytes:  # this append writes an index entry:
+        if max_timestamp is None:
+            max_timestamp = _headers_max_timestamp(data)
+        if self._bytes_since_index > self.index_interval_bytes:  # this append writes index entries:
             self.index.reserve()  # a full disk fails here, before the log is touched
+            self.time_index.reserve()
         size = len(data)
         try:
             written = os.write(self.fd, data)
@@ -231,7 +267,7 @@ class LogSegment:
                 log.exception("could not truncate %s after a failed append", self.log_path)
             raise
         self.size += written
-        self._index_entry(last_offset, position, written)
+        self._index_entry(last_offset, position, written, max_timestamp)
         self._note_magic(position, magic)
         self.next_offset = last_offset + 1
         return position
@@ -268,11 +304,29 @@ class LogSegment:
 
     @property
     def index_full(self) -> bool:
-        return self.index.full
+        """Either index is full: the segment must roll (as Kafka rolls on a full time index)."""
+        return self.index.full or self.time_index.full
+
+    @property
+    def largest_timestamp(self) -> int:
+        """What time retention judges the segment by, in ms: its largest record timestamp,
+        or, when no record carries one, the file's modification time (as Kafka)."""
+        return self.max_timestamp if self.max_timestamp >= 0 else int(self.last_modified * 1000)
+
+    def seal(self) -> None:
+        """The segment is no longer the active one (a roll): write the time index's final
+        entry (the segment's largest timestamp) and trim both indexes to their entries."""
+        try:
+            self.time_index.maybe_append(self.max_timestamp, self.next_offset - 1, even_if_full=True)
+        except OSError as exc:  # no disk block for it: a later load walks the tail instead
+            log.warning("no final time index entry for %s: %s", self.log_path, exc)
+        self.index.close()
+        self.time_index.close()
 
     def flush(self) -> None:
         os.fsync(self.fd)
         self.index.flush()
+        self.time_index.flush()
         if not self._dir_synced:
             # A new file's name is durable only once its directory is: without this a
             # power loss could take a whole new segment, acknowledged messages and all.
@@ -328,7 +382,7 @@ class LogSegment:
             self.fd = -1
 
     def close(self) -> None:
-        self.index.close()
+        self.seal()
         if self._pins == 0:
             self._close_fd()
 
@@ -339,6 +393,7 @@ class LogSegment:
         4,000 partitions six seconds, all of it blocking the event loop.
         """
         self.index.discard()
+        self.time_index.discard()
         if self._pins == 0:
             self._close_fd()
 
@@ -346,6 +401,7 @@ class LogSegment:
         """Remove both files; the descriptor stays valid for pinned readers."""
         self._deleted = True
         self.index.delete()
+        self.time_index.delete()
         # the aborted-transaction index (hmb.log.txn_index), when the segment has one
         self.directory.joinpath(segment_name(self.base_offset) + ".txnindex").unlink(missing_ok=True)
         try:
@@ -357,3 +413,21 @@ class LogSegment:
 
     def __repr__(self) -> str:
         return f"<LogSegment {self.log_path.name} size={self.size} next={self.next_offset}>"
+
+
+def _headers_max_timestamp(data: bytes | bytearray | memoryview) -> int:
+    """The largest timestamp the headers of the entries in ``data`` state (-1: none)."""
+    best = -1
+    pos, end = 0, len(data)
+    view = memoryview(data)
+    try:
+        while end - pos > LOG_OVERHEAD:
+            size = entry_size(view, pos)
+            found = check_entry(view[pos : pos + size], validate=False)
+            if isinstance(found, str):
+                break
+            best = max(best, found[2])
+            pos += size
+    finally:
+        view.release()
+    return best

@@ -1,18 +1,15 @@
 """Offsets by timestamp: the first offset whose record timestamp is >= a time.
 
-Kafka answers this from a per-segment time index.  hmb keeps no time index
-on disk; instead each segment's largest timestamp is learned by one walk
-over its entry headers (cached on the segment, continued from where it
-stopped as the active segment grows), so a lookup skips whole segments that
-end before the target and decodes only the one entry that crosses it.
-
-The rule is Kafka's (``LogSegment.findOffsetByTimestamp``): the first entry
-whose *maximum* timestamp reaches the target, then the first record in it
-whose timestamp does.  Timestamps come from headers only
-(:func:`kproto.records.entry.check_entry`): RecordBatch
-``maxTimestamp`` (magic 2), the message timestamp (magic 1; for a
-compressed wrapper, the largest of its inner messages); magic 0 messages
-have none and never match.
+As Kafka does (``LogSegment.findOffsetByTimestamp``): the first segment whose
+largest timestamp reaches the target (kept on the segment, see
+:mod:`hmb.log.segment`), then its time index (:mod:`hmb.log.time_index`)
+names the last offset all of whose records are older; the offset index
+gives the position after it, and only the entries from there are walked: the
+first entry whose *maximum* timestamp reaches the target, then the first
+record in it whose timestamp does.  That short walk is the one Kafka does
+too.  Timestamps come from headers (RecordBatch ``maxTimestamp`` for magic
+2, the message timestamp for magic 1; for a compressed wrapper, the largest
+of its inner messages); magic 0 messages have none and never match.
 
 The walk reads files; callers run it in a worker thread with the segments
 pinned (:meth:`hmb.log.partition.PartitionLog.offset_for_timestamp`).
@@ -43,25 +40,22 @@ def _entries(seg: LogSegment, start: int, end: int) -> Iterator[Entry]:
 
 
 def segment_max_timestamp(seg: LogSegment) -> int:
-    """The largest timestamp in ``seg`` (cached; continued from the last walk's end)."""
-    size = seg.size
-    if seg.timestamps_scanned_to < size:
-        best = seg.max_timestamp
-        reached = seg.timestamps_scanned_to
-        for entry in _entries(seg, reached, size):
-            best = max(best, entry.max_timestamp)
-            reached = entry.position + entry.size
-        seg.max_timestamp, seg.timestamps_scanned_to = best, reached
+    """The largest timestamp in ``seg`` (-1: none)."""
     return seg.max_timestamp
 
 
 def find_in_segments(segments: list[LogSegment], target: int, start_offset: int) -> TimestampMatch | None:
     """The first record at or after ``start_offset`` with timestamp >= ``target``, or None."""
     for seg in segments:
-        if segment_max_timestamp(seg) < target:
+        if seg.max_timestamp < target:
             continue
-        for entry in _entries(seg, 0, seg.size):
-            if entry.max_timestamp < target:
+        older = seg.time_index.offset_before(target)
+        first = max(start_offset, seg.base_offset if older is None else older + 1)
+        position = seg.find_position(first)
+        if position is None:
+            continue
+        for entry in _entries(seg, position, seg.size):
+            if entry.max_timestamp < target or entry.last_offset < start_offset:
                 continue
             data = os.pread(seg.fd, entry.size, entry.position)
             for record in read_records(data):

@@ -336,7 +336,7 @@ PROPERTIES: tuple[Property, ...] = (
         "log.index.size.max.bytes",
         INT,
         10 << 20,
-        "The largest offset index of a segment; a segment whose index is full is closed.",
+        "The largest offset index, and time index, of a segment; a segment with a full index is closed.",
         LOG,
         attr="index_max_bytes",
         topic="segment.index.bytes",
@@ -522,16 +522,40 @@ PROPERTIES: tuple[Property, ...] = (
         choices=("CreateTime", "LogAppendTime"),
     ),
     Property(
+        "log.message.timestamp.before.max.ms",
+        LONG,
+        NEVER,
+        "How far in the past (by the broker's clock) a CreateTime record's timestamp may lie; "
+        "a batch holding an older one is refused with INVALID_TIMESTAMP.",
+        LOG,
+        attr="message_timestamp_before_max_ms",
+        topic="message.timestamp.before.max.ms",
+        at_least=0,
+        unit="ms",
+        shown_default="no limit",
+    ),
+    Property(
+        "log.message.timestamp.after.max.ms",
+        LONG,
+        _HOUR_MS,
+        "How far in the future (by the broker's clock) a CreateTime record's timestamp may lie; "
+        "a batch holding a later one is refused with INVALID_TIMESTAMP.",
+        LOG,
+        attr="message_timestamp_after_max_ms",
+        topic="message.timestamp.after.max.ms",
+        at_least=0,
+        unit="ms",
+    ),
+    Property(
         "compression.type",
         STRING,
         "producer",
-        "The codec batches are stored with: `producer` keeps the producer's, a codec name "
-        "would recompress them.",
+        "The codec record batches are stored with: `producer` keeps the producer's; "
+        "`uncompressed` or a codec makes the broker recompress every batch in another codec.",
         LOG,
         attr="compression_type",
         topic="compression.type",
         choices=("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
-        acted_on=False,
     ),
     Property(
         "min.insync.replicas",

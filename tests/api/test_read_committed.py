@@ -30,7 +30,8 @@ from .test_list_offsets import list_offsets
 from .txn_log import partition_log, txn_batch
 
 A, B = 1000, 2000
-BASE = 1_800_000_000_000
+# after the first record's time, and in the past: message.timestamp.after.max.ms refuses the future
+BASE = 1_750_000_000_000
 
 
 async def _scene(broker: InProcessBroker, topic: str) -> None:

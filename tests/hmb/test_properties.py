@@ -34,6 +34,8 @@ KAFKA_TOPIC_NAMES = {
     "log.flush.interval.ms": "flush.ms",
     "log.cleanup.policy": "cleanup.policy",
     "log.message.timestamp.type": "message.timestamp.type",
+    "log.message.timestamp.before.max.ms": "message.timestamp.before.max.ms",
+    "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
     "compression.type": "compression.type",
     "min.insync.replicas": "min.insync.replicas",
     "log.cleaner.delete.retention.ms": "delete.retention.ms",
@@ -157,12 +159,14 @@ def test_settings_not_acted_on_are_accepted_with_a_warning(caplog: pytest.LogCap
         "compression.type": "zstd",
         "log.message.timestamp.type": "LogAppendTime",
         "log.roll.hours": "1",
+        "min.insync.replicas": "2",
     }
     cfg = from_properties(props)
     assert cfg.log.cleanup_policy == ("compact",) and cfg.log.segment_ms == 3_600_000
     [warning] = [r.getMessage() for r in caplog.records]
-    assert "compression.type=zstd" in warning
+    assert "min.insync.replicas=2" in warning
     assert "log.cleanup.policy" not in warning  # acted on: the log cleaner compacts
+    assert "compression.type" not in warning  # acted on: the log recompresses batches
     assert "log.roll.ms" not in warning  # acted on: segment.ms rolls segments by age
     assert "log.message.timestamp.type" not in warning  # acted on: the broker stamps appends
     caplog.clear()
