@@ -1,4 +1,7 @@
-"""One partition's log: its segments, appends, reads, retention and flushing.
+"""One partition's log: its segments, appends, reads and flushing.
+
+Retention and DeleteRecords are :mod:`hmb.log.retention`'s, lookups by time
+:mod:`hmb.log.time_lookup`'s; this class keeps their entry points.
 
 Rules of this module:
 
@@ -40,6 +43,7 @@ from typing import NamedTuple
 
 import trio
 
+from hmb.log import retention, time_lookup
 from hmb.log.cleaner.swap import finish_interrupted_swaps
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.errors import (
@@ -59,7 +63,7 @@ from hmb.log.recompression import KEEP_PRODUCER_CODEC, stored_form
 from hmb.log.region import FileRegion
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
 from hmb.log.segment_map import SegmentMap
-from hmb.log.time_lookup import TimestampMatch, find_in_segments, segment_max_timestamp
+from hmb.log.time_lookup import TimestampMatch
 from hmb.log.timestamp_bounds import check_timestamps
 from hmb.log.transactions import PartitionTransactions
 from hmb.log.txn_index import append_entry, cut, load_txn_indexes, txn_index_path
@@ -575,87 +579,22 @@ class PartitionLog:
         yield None
 
     def offsets_before(self, timestamp: int, max_num_offsets: int) -> list[int]:
-        """Kafka 0.8's ``getOffsetsBefore``: segment start offsets by file time, newest first.
-
-        -1 (latest) starts from the log end offset, -2 (earliest) is the log
-        start offset.
-        """
-        pairs = [(seg.base_offset, seg.last_modified * 1000) for seg in self.segments.values()]
-        if self.active.size > 0:
-            pairs.append((self.high_watermark, time.time() * 1000))
-        if timestamp == -1:
-            start = len(pairs) - 1
-        elif timestamp == -2:
-            start = 0
-        else:
-            start = len(pairs) - 1
-            while start >= 0 and pairs[start][1] > timestamp:
-                start -= 1
-        count = min(max_num_offsets, start + 1)
-        return sorted((pairs[start - j][0] for j in range(max(0, count))), reverse=True)
+        """Kafka 0.8's ``getOffsetsBefore`` (:func:`hmb.log.time_lookup.offsets_before`)."""
+        return time_lookup.offsets_before(self, timestamp, max_num_offsets)
 
     async def offset_for_timestamp(self, timestamp: int) -> TimestampMatch | None:
-        """The first record with a timestamp >= ``timestamp`` (None: there is none).
-
-        The walk over segment files runs in a worker thread, the segments pinned.
-        """
-        with contextlib.ExitStack() as stack:
-            segments = [stack.enter_context(seg.pinned()) for seg in list(self.segments.values())]
-            start = self.log_start_offset
-            return await trio.to_thread.run_sync(find_in_segments, segments, timestamp, start)
+        """The first record with a timestamp >= ``timestamp`` (None: there is none)."""
+        return await time_lookup.offset_for_timestamp(self, timestamp)
 
     async def offset_of_max_timestamp(self) -> TimestampMatch | None:
-        """The first record with the largest timestamp in the log (ListOffsets' MAX_TIMESTAMP).
-
-        None when no record carries a timestamp (an empty log, or only magic 0).
-        """
-        with contextlib.ExitStack() as stack:
-            segments = [stack.enter_context(seg.pinned()) for seg in list(self.segments.values())]
-            start = self.log_start_offset
-
-            def walk() -> TimestampMatch | None:
-                largest = max((segment_max_timestamp(seg) for seg in segments), default=-1)
-                return None if largest < 0 else find_in_segments(segments, largest, start)
-
-            return await trio.to_thread.run_sync(walk)
+        """The first record with the largest timestamp (ListOffsets' MAX_TIMESTAMP); None: none has one."""
+        return await time_lookup.offset_of_max_timestamp(self)
 
     # ---------------------------------------------------------------- retention
 
     async def apply_retention(self, now: float | None = None) -> list[int]:
-        """Delete whole old segments past log.retention.ms / log.retention.bytes.
-
-        The active segment is never deleted.  Returns deleted base offsets.
-        """
-        now = time.time() if now is None else now
-        cfg = self.config
-        deleted: list[int] = []
-        if not cfg.delete:  # cleanup.policy=compact alone: only the cleaner removes records
-            return deleted
-        async with self._state.modify():
-            if self.deleted:  # DeleteTopics got here first: the files are gone
-                return deleted
-            total = self.size_bytes
-            while len(self.segments) > 1:
-                seg = self.segments.peekitem(0)[1]
-                too_old = cfg.retention_ms >= 0 and now * 1000 - seg.largest_timestamp > cfg.retention_ms
-                too_big = cfg.retention_bytes >= 0 and total - seg.size >= cfg.retention_bytes
-                if not (too_old or too_big):
-                    break
-                self.segments.popitem(0)
-                total -= seg.size
-                seg.delete()
-                deleted.append(seg.base_offset)
-            self.txns.forget_before(self.segments.first.base_offset)
-        if deleted:
-            self.epochs.truncate_from_start(self.log_start_offset)
-            log.info(
-                "retention deleted %d segment(s) of %s-%d; log starts at %d",
-                len(deleted),
-                self.topic,
-                self.partition,
-                self.log_start_offset,
-            )
-        return deleted
+        """Delete whole old segments past retention (:func:`hmb.log.retention.apply_retention`)."""
+        return await retention.apply_retention(self, time.time() if now is None else now)
 
     @contextlib.asynccontextmanager
     async def exclusive(self) -> AsyncIterator[None]:
@@ -664,33 +603,8 @@ class PartitionLog:
             yield
 
     async def delete_records(self, before: int) -> int:
-        """Delete every record below ``before`` (DeleteRecords); returns the new log start offset.
-
-        ``-1`` means the high watermark.  The start moves to ``before`` (never
-        back), whole segments below it are deleted (never the active one) and a
-        record below the start is no longer read.  An offset beyond the high
-        watermark raises :class:`OffsetOutOfRangeError` and changes nothing.
-        The caller persists the new start (the log dir's checkpoint).
-        """
-        async with self._state.modify():
-            if self.deleted:
-                raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
-            hw = self.high_watermark
-            target = hw if before == -1 else before
-            if not 0 <= target <= hw:
-                raise OffsetOutOfRangeError(
-                    f"cannot delete records below {before}: {self.topic}-{self.partition} ends at {hw}"
-                )
-            if target <= self.log_start_offset:
-                return self.log_start_offset
-            self.deleted_before = target
-            while len(self.segments) > 1 and self.segments.peekitem(1)[0] <= target:
-                _base, seg = self.segments.popitem(0)
-                seg.delete()
-            self.txns.forget_before(self.segments.first.base_offset)
-        self.epochs.truncate_from_start(self.log_start_offset)
-        log.info("deleted records of %s-%d below %d", self.topic, self.partition, target)
-        return self.log_start_offset
+        """Delete every record below ``before`` (:func:`hmb.log.retention.delete_records`)."""
+        return await retention.delete_records(self, before)
 
     async def delete(self) -> None:
         """Refuse further appends, wake waiting fetches and close every file (DeleteTopics).
