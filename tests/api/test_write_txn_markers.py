@@ -1,0 +1,41 @@
+"""WriteTxnMarkers v1-v2 in process: markers written for tools.
+
+What can fail: a marker to a partition that does not exist reported
+written.  Markers that end transactions are in ``test_transactions.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kproto import ApiKey, ErrorCode
+
+from .harness import InProcessBroker
+
+
+def markers_body(
+    topic: str, *partitions: int, pid: int = 7, epoch: int = 0, commit: bool = True
+) -> dict[str, Any]:
+    return {
+        "markers": [
+            {
+                "producer_id": pid,
+                "producer_epoch": epoch,
+                "transaction_result": commit,
+                "topics": [{"name": topic, "partition_indexes": list(partitions)}],
+                "coordinator_epoch": 0,
+                "transaction_version": 0,
+            }
+        ]
+    }
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_unknown_partitions(broker: InProcessBroker, version: int) -> None:
+    resp = await broker.request(ApiKey.WRITE_TXN_MARKERS, version, markers_body("nowhere", 0, 1))
+    [marker] = resp.markers
+    assert marker.producer_id == 7
+    codes = [(p.partition_index, p.error_code) for p in marker.topics[0].partitions]
+    assert codes == [(0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), (1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
