@@ -192,21 +192,21 @@ class TransactionCoordinator:
             code, meta = self._check(tid, producer_id, epoch)
             if meta is None:
                 return code
-            new = set(partitions) - meta.partitions
-            if not new and meta.state is TxnState.ONGOING:
+            ongoing = meta.state is TxnState.ONGOING
+            new = set(partitions) - meta.partitions if ongoing else set(partitions)
+            if ongoing and not new:
                 return ErrorCode.NONE  # a retry: nothing to log
-            if meta.state is not TxnState.ONGOING:
+            before = (meta.state, set(meta.partitions), set(meta.groups), meta.start_ms)
+            if not ongoing:  # the first partition of a new transaction
                 meta.partitions.clear()
                 meta.groups.clear()
                 meta.start_ms = self._now_ms()
-            before = meta.state
             meta.fire(TxnEvent.ADD)
             meta.partitions |= new
             try:
                 await self._persist(meta)
             except OSError:
-                meta.partitions -= new
-                meta.state = before
+                meta.state, meta.partitions, meta.groups, meta.start_ms = before
                 raise
             return ErrorCode.NONE
 
