@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 import trio
 
 from hmb.clock import Clock
+from hmb.log.errors import InvalidProducerEpochError, PartitionDeletedError
 from hmb.txn.metadata import TransactionMetadata
 from hmb.txn.state_log import TransactionStateLog
 from hmb.txn.states import TxnEvent, TxnState
@@ -301,9 +302,23 @@ class TransactionCoordinator:
                 plog = self.logs.get(topic, partition)
                 if plog is None:  # deleted since it was added: nothing to mark
                     continue
-                await cast(_MarkerLog, plog).append_marker(
-                    meta.producer_id, meta.producer_epoch, commit=commit, coordinator_epoch=COORDINATOR_EPOCH
-                )
+                try:
+                    await cast(_MarkerLog, plog).append_marker(
+                        meta.producer_id,
+                        meta.producer_epoch,
+                        commit=commit,
+                        coordinator_epoch=COORDINATOR_EPOCH,
+                    )
+                except (PartitionDeletedError, InvalidProducerEpochError) as exc:
+                    # deleted meanwhile, or a newer epoch already wrote there: no marker is due
+                    log.warning(
+                        "transactional id %s: no marker on %s-%d: %s",
+                        meta.transactional_id,
+                        topic,
+                        partition,
+                        exc,
+                    )
+                    continue
                 if topic == OFFSETS_TOPIC:
                     self.offsets.complete_transaction(meta.producer_id, commit=commit)
             meta.fire(TxnEvent.MARKERS_WRITTEN)
@@ -330,7 +345,11 @@ class TransactionCoordinator:
         forget expired ids, each as its deadline on the broker's clock passes."""
         task_status.started()
         while True:
-            retry = await self.expire()
+            try:
+                retry = await self.expire()
+            except Exception:  # one transactional id's failure must not stop the broker
+                log.exception("transaction timer pass failed; retrying")
+                retry = True
             nxt = self._next_deadline_ms()
             self._timer_changed = trio.Event()
             wait_s = 3600.0 if nxt is None else max(0.0, (nxt - self._now_ms()) / 1000)
