@@ -34,7 +34,7 @@ from kproto.errors import DecodeError, EncodeError, KprotoError
 from kproto.fastcodec import fast_decoder, fast_encoder
 from kproto.frames import DEFAULT_MAX_FRAME_SIZE, SIZE, frame_size
 from kproto.headers import REQUEST_HEADER, RESPONSE_HEADER
-from kproto.registry import REQUESTS, request_message, response_message
+from kproto.registry import request_declaration, request_message, response_message
 from kproto.schema import Message
 
 __all__ = [
@@ -86,7 +86,7 @@ class RequestPeek:
 
 def request_header_version(api_key: int, version: int) -> int:
     """Header v2 for flexible request versions, v1 otherwise."""
-    msg = REQUESTS.get(api_key)
+    msg = request_declaration(api_key)
     if msg is not None and version in msg.valid and msg.is_flexible(version):
         return 2
     return 1
@@ -96,7 +96,7 @@ def response_header_version(api_key: int, version: int) -> int:
     """Header v1 for flexible response versions, v0 otherwise (always v0 for ApiVersions)."""
     if api_key == ApiKey.API_VERSIONS:
         return 0
-    msg = REQUESTS.get(api_key)
+    msg = request_declaration(api_key)
     if msg is not None and version in msg.valid and msg.is_flexible(version):
         return 1
     return 0

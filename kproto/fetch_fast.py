@@ -16,9 +16,10 @@ Rules of this module:
 
 * Empty records are sent as empty bytes, never null (librdkafka rejects a
   null record set).
-* The aborted-transactions list (v4+) is empty, never null: there are no
-  transactions, and librdkafka, which reads ``read_committed`` by default,
-  wants the list.
+* The aborted-transactions list (v4+) is the partition's ``aborted``
+  (producer id, first offset) pairs; with none (``None`` or empty, every
+  read_uncommitted answer) it is an empty list, never null: librdkafka,
+  which reads ``read_committed`` by default, wants the list.
 * The preferred read replica (v11) is -1, "read from the leader".
 * A version this encoder does not know raises ``ValueError``.
 
@@ -51,6 +52,7 @@ _I16 = struct.Struct(">h")
 _I64 = struct.Struct(">q")
 _PARTITION_HEAD = struct.Struct(">ihq")  # partition, error_code, high_watermark
 _NO_ABORTED = _I32.pack(0)  # an empty aborted-transactions array, never null
+_ABORTED = struct.Struct(">qq")  # producer_id, first_offset
 _NO_PREFERRED_REPLICA = _I32.pack(-1)
 
 
@@ -73,6 +75,7 @@ class PartitionData(NamedTuple, Generic[R]):
     records: bytes | R | None
     last_stable_offset: int = -1  # v4+
     log_start_offset: int = -1  # v5+
+    aborted: list[tuple[int, int]] | None = None  # v4+: (producer_id, first_offset) pairs
 
 
 def build_fetch_response(
@@ -110,7 +113,13 @@ def build_fetch_response(
                 buf += _I64.pack(pd.last_stable_offset)
                 if version >= 5:
                     buf += _I64.pack(pd.log_start_offset)
-                buf += _NO_ABORTED
+                aborted = pd.aborted
+                if aborted:
+                    buf += _I32.pack(len(aborted))
+                    for pair in aborted:
+                        buf += _ABORTED.pack(*pair)
+                else:
+                    buf += _NO_ABORTED
                 if version >= 11:
                     buf += _NO_PREFERRED_REPLICA
             if records is None:

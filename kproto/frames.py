@@ -67,6 +67,9 @@ class FrameDecoder:
         if len(self._buf) < end:
             return None
         out = bytes(self._buf[:end])
-        del self._buf[:end]
+        if end == len(self._buf):
+            self._buf = bytearray()  # not ``del``: an emptied bytearray keeps its capacity
+        else:
+            del self._buf[:end]
         self._need = None
         return out

@@ -9,12 +9,14 @@ declare would fail on the wire, so it must fail here first.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from hmb.api import HANDLERS
-from hmb.api.registry import handles
+from hmb.api.registry import Handler, handles, undeclared
 from kproto import ApiKey
 from kproto.registry import REQUESTS, RESPONSES, supported_versions
 
@@ -26,6 +28,22 @@ def test_every_served_version_has_a_grammar_both_ways() -> None:
         for version in range(handler.min_version, handler.max_version + 1):
             assert version in REQUESTS[key].valid, (ApiKey.name_of(key), version)
             assert version in RESPONSES[key].valid, (ApiKey.name_of(key), version)
+
+
+def test_kproto_loads_a_grammar_when_its_key_is_first_spoken() -> None:
+    """A fresh interpreter serving ApiVersions has not built the other sixty grammars.
+
+    (A handler may import constants from its own key's module, as ListOffsets does.)"""
+    code = (
+        "import sys, kproto, hmb.api; "
+        "kproto.decode_request(kproto.encode_request(18, 0, correlation_id=1, body={}, client_id='t')); "
+        "print(sorted(m for m in sys.modules if m.startswith('kproto.messages.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    loaded = ast.literal_eval(out.stdout)
+    assert "kproto.messages.api_versions" in loaded
+    assert "kproto.messages.heartbeat" not in loaded
+    assert len(loaded) <= 3, loaded
 
 
 def test_kproto_registry_is_every_message_module() -> None:
@@ -44,10 +62,24 @@ def test_every_handler_module_registers_one_handler() -> None:
     assert len(registered) == len(HANDLERS)
 
 
-def test_a_handler_cannot_claim_a_version_kproto_lacks() -> None:
+def test_no_handler_claims_a_version_kproto_lacks() -> None:
+    assert undeclared() == []
+
+
+def test_a_claim_beyond_kproto_is_reported() -> None:
     high = REQUESTS[ApiKey.HEARTBEAT].max_version
-    with pytest.raises(ValueError, match=r"HEARTBEAT v0-v\d+ is served, but kproto declares v0-v\d+"):
-        handles(ApiKey.HEARTBEAT, versions=(0, high + 1))
+
+    async def handle(ctx: object) -> dict[str, object]:
+        return {}
+
+    claims = {
+        ApiKey.HEARTBEAT: Handler(ApiKey.HEARTBEAT, 0, high + 1, handle),
+        9999: Handler(9999, 0, 0, handle),
+    }
+    assert undeclared(claims) == [  # type: ignore[arg-type]
+        f"HEARTBEAT v0-v{high + 1} is served, but kproto declares v0-v{high}",
+        "UNKNOWN_API_KEY_9999 v0-v0 is served, but kproto declares none",
+    ]
 
 
 def test_a_key_cannot_have_two_handlers() -> None:

@@ -1,9 +1,10 @@
 """DescribeProducers v0: the active idempotent producers of partitions (KIP-664).
 
 Per partition asked: the producers its producer state holds (see
-:mod:`hmb.log.active_producers`), each with its id, epoch, last sequence
-and last timestamp.  There are no transactions here, so the coordinator
-epoch and the current transaction's start offset are -1.  This broker leads
+:mod:`hmb.log.active_producers`), each with its id, epoch, last sequence,
+last timestamp, the coordinator epoch of its last transaction marker and
+the first offset of its transaction open on the partition (both -1 when
+there is none).  This broker leads
 every partition it has, so NOT_LEADER_OR_FOLLOWER never happens; a
 partition it does not have is UNKNOWN_TOPIC_OR_PARTITION.
 """
@@ -16,8 +17,6 @@ from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.log.active_producers import active_producers
 from kproto import ApiKey, ErrorCode
-
-NO_TRANSACTION = -1
 
 
 def _partition(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
@@ -39,8 +38,8 @@ def _partition(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
                 "producer_epoch": p.epoch,
                 "last_sequence": p.last_sequence,
                 "last_timestamp": p.last_timestamp,
-                "coordinator_epoch": NO_TRANSACTION,
-                "current_txn_start_offset": NO_TRANSACTION,
+                "coordinator_epoch": p.coordinator_epoch,
+                "current_txn_start_offset": p.current_txn_start_offset,
             }
             for p in active_producers(plog)
         ],

@@ -11,9 +11,14 @@ What the versions change, and how this broker answers:
   first partition that has data gets at least its whole first entry even if
   it is larger than both limits, so a consumer never gets stuck; v0-v2 keep
   the hard per-partition limit (their clients grow their fetch size).
-* v4+ ``last_stable_offset`` = the high watermark (no transactions here) and
-  an empty aborted-transactions list, whatever the isolation level
-  (librdkafka asks for ``read_committed`` by default and needs both).
+* v4+ ``last_stable_offset`` is the partition's LSO (the first offset of
+  its earliest open transaction, else the high watermark) at every
+  isolation level.  ``isolation_level`` 1 (read_committed) returns records
+  only below the LSO and lists the aborted transactions that overlap them
+  (producer id, first offset; bounded, as Kafka's, by an offset a little
+  past the records returned), whose records the consumer drops;
+  0 (read_uncommitted) returns everything up to the high watermark with an
+  empty list (never null: librdkafka reads the list whatever it asked).
 * v7+ fetch sessions: every answer says session 0, "no session", so
   clients keep sending full requests, which is what we serve.
 * v11 preferred read replica -1: read from the leader (us).
@@ -52,6 +57,7 @@ from kproto.records.entry import max_magic
 log = logging.getLogger(__name__)
 
 _NO_LIMIT = 2**31 - 1
+READ_COMMITTED = 1
 
 Partitions = list[PartitionData[FileRegion]]
 
@@ -83,6 +89,7 @@ def _collect(
     version = ctx.request.version
     limit = body.max_bytes if version >= 3 else _NO_LIMIT
     min_one = version >= 3
+    committed = version >= 4 and body.isolation_level == READ_COMMITTED
     topics = []
     total = 0
     errors = False
@@ -102,21 +109,30 @@ def _collect(
                 continue
             logs.append(plog)
             hw = plog.high_watermark
+            lso = plog.last_stable_offset
             start = plog.log_start_offset
             try:
                 region = stack.enter_context(
-                    plog.read(p.fetch_offset, min(p.partition_max_bytes, limit), min_one=min_one)
+                    plog.read(
+                        p.fetch_offset,
+                        min(p.partition_max_bytes, limit),
+                        min_one=min_one,
+                        end_offset=lso if committed else None,
+                    )
                 )
             except OffsetOutOfRangeError as exc:
                 code = error_code(exc, ApiKey.FETCH, version)
-                partitions.append(PartitionData(p.partition, code, hw, None, hw, start))
+                partitions.append(PartitionData(p.partition, code, hw, None, lso, start))
                 errors = True
                 continue
+            aborted = None
             if region is not None and region.length:
                 total += region.length
                 limit = max(0, limit - region.length)
                 min_one = False
-            partitions.append(PartitionData(p.partition, ErrorCode.NONE, hw, region, hw, start))
+                if committed:
+                    aborted = plog.aborted_transactions(p.fetch_offset, lso, within=region)
+            partitions.append(PartitionData(p.partition, ErrorCode.NONE, hw, region, lso, start, aborted))
         topics.append((topic.topic, partitions))
     return topics, total, errors, logs
 
@@ -158,14 +174,7 @@ async def _downconvert_all(topics: list[tuple[str, Partitions]], version: int) -
                 partitions[i] = PartitionData(pd.partition, code, pd.high_watermark, None)
                 continue
             if out is not None:
-                partitions[i] = PartitionData(
-                    pd.partition,
-                    pd.error_code,
-                    pd.high_watermark,
-                    out,
-                    pd.last_stable_offset,
-                    pd.log_start_offset,
-                )
+                partitions[i] = pd._replace(records=out)
 
 
 @handles(ApiKey.FETCH, versions=(0, 11))

@@ -14,8 +14,11 @@ gets one answer, by the special timestamps Kafka defines:
 and any time >= 0 the first offset whose record timestamp is at or after it
 (offset and timestamp -1 when there is none, as Kafka answers).  A special
 timestamp the request's version does not know is INVALID_REQUEST.  The v2+
-isolation level changes nothing here: without transactions the last stable
-offset is the log end offset.  v4+ leader epochs are -1: clients that see an
+isolation level 1 (read_committed) draws the line at the last stable offset,
+as Kafka does: latest is the LSO (the first offset of the earliest open
+transaction), and a time or max-timestamp lookup whose record lies at or
+beyond it finds nothing; earliest is the log start offset either way.  v4+
+leader epochs are -1: clients that see an
 epoch move go and ask OffsetForLeaderEpoch.  v6+ are flexible; v10's
 ``timeout_ms`` needs nothing: every answer is local.
 """
@@ -35,12 +38,16 @@ from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -3, -4, -5, -6
 #: the special timestamps each version knows, beyond latest (-1) and earliest (-2)
 SINCE = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9, EARLIEST_PENDING_UPLOAD: 11}
+READ_COMMITTED = 1
 
 
-async def _one_offset(plog: PartitionLog, timestamp: int, version: int) -> tuple[int, int, int]:
-    """``(error_code, timestamp, offset)`` of a v1+ lookup."""
+async def _one_offset(
+    plog: PartitionLog, timestamp: int, version: int, committed: bool
+) -> tuple[int, int, int]:
+    """``(error_code, timestamp, offset)`` of a v1+ lookup (``committed``: read_committed)."""
+    fetchable = plog.last_stable_offset if committed else plog.high_watermark
     if timestamp == LATEST_TIMESTAMP:
-        return ErrorCode.NONE, -1, plog.high_watermark
+        return ErrorCode.NONE, -1, fetchable
     if timestamp == EARLIEST_TIMESTAMP:
         return ErrorCode.NONE, -1, plog.log_start_offset
     if timestamp < 0 and version < SINCE.get(timestamp, 2**15):
@@ -52,7 +59,7 @@ async def _one_offset(plog: PartitionLog, timestamp: int, version: int) -> tuple
     match = await (
         plog.offset_of_max_timestamp() if timestamp == MAX_TIMESTAMP else plog.offset_for_timestamp(timestamp)
     )
-    if match is None:
+    if match is None or match.offset >= fetchable:
         return ErrorCode.NONE, -1, -1
     return ErrorCode.NONE, match.timestamp, match.offset
 
@@ -60,6 +67,7 @@ async def _one_offset(plog: PartitionLog, timestamp: int, version: int) -> tuple
 @handles(ApiKey.LIST_OFFSETS, versions=(0, 11))
 async def handle(ctx: RequestContext) -> Reply:
     version = ctx.request.version
+    committed = version >= 2 and ctx.request.body.isolation_level == READ_COMMITTED
     topics = []
     describable = topics_allowed(ctx, Operation.DESCRIBE, (t.name for t in ctx.request.body.topics))
     for topic in ctx.request.body.topics:
@@ -82,7 +90,7 @@ async def handle(ctx: RequestContext) -> Reply:
                 answer["old_style_offsets"] = plog.offsets_before(p.timestamp, p.max_num_offsets)
             else:
                 answer["error_code"], answer["timestamp"], answer["offset"] = await _one_offset(
-                    plog, p.timestamp, version
+                    plog, p.timestamp, version, committed
                 )
             partitions.append(answer)
         topics.append({"name": topic.name, "partitions": partitions})

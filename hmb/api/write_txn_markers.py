@@ -34,7 +34,7 @@ async def _write(ctx: RequestContext, marker: Any, topic: str, index: int) -> in
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     commit = marker.transaction_result
     try:
-        await plog.append_marker(  # type: ignore[attr-defined]
+        await plog.append_marker(
             marker.producer_id,
             marker.producer_epoch,
             commit=commit,

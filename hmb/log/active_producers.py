@@ -1,7 +1,9 @@
 """The idempotent producers a partition knows, as DescribeProducers reports them.
 
 For every producer in the partition's producer state: its id, epoch, the
-sequence of its last record and the timestamp of its last batch.  The state
+sequence of its last record, the timestamp of its last batch, the
+coordinator epoch of its last transaction marker (-1: none) and the first
+offset of its transaction open on the partition (-1: none).  The state
 keeps each producer's recent batches by offset, not their timestamps, so
 the timestamp is read from the header of the last batch in the log
 (MaxTimestamp of its RecordBatch header, Kafka's ``lastTimestamp``); when
@@ -27,6 +29,8 @@ class ActiveProducer:
     epoch: int
     last_sequence: int
     last_timestamp: int
+    coordinator_epoch: int = -1
+    current_txn_start_offset: int = -1
 
 
 def _batch_max_timestamp(plog: PartitionLog, base_offset: int) -> int:
@@ -45,8 +49,10 @@ def active_producers(plog: PartitionLog) -> list[ActiveProducer]:
     """Every producer of ``plog``'s producer state, by producer id."""
     out = []
     plog.load()  # after a clean start the producer state is read with the partition's files
+    ongoing = plog.ongoing_transactions()
     for pid, entry in sorted(plog.producers.producers.items()):
         last = entry.batches[-1] if entry.batches else None
         ts = _batch_max_timestamp(plog, last.first_offset) if last is not None else NO_TIMESTAMP
-        out.append(ActiveProducer(pid, entry.epoch, entry.last_seq, ts))
+        txn_start = ongoing.get(pid, -1)
+        out.append(ActiveProducer(pid, entry.epoch, entry.last_seq, ts, entry.coordinator_epoch, txn_start))
     return out

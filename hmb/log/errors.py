@@ -32,7 +32,7 @@ class MagicNotAllowedError(LogError):
 
 
 class TransactionalBatchError(LogError):
-    """A transactional batch: transactions are not supported, so it is refused, not stored."""
+    """A producer's non-transactional batch while its transaction is open on the partition."""
 
 
 class ProducerSequenceError(LogError):

@@ -215,6 +215,16 @@ class OffsetIndex:
             return self.base_offset, 0
         return self.base_offset + int(self._keys[i]), int(self._positions[i])
 
+    def offset_from(self, position: int) -> int | None:
+        """The offset of the first entry indexed at or after byte ``position`` (None: none is).
+
+        Every entry that starts before ``position`` holds only smaller offsets.
+        """
+        if not self.entries:
+            return None
+        i = int(np.searchsorted(self._positions[: self.entries], np.uint32(position), side="left"))
+        return None if i >= self.entries else self.base_offset + int(self._keys[i])
+
     def last_entry(self) -> tuple[int, int]:
         if not self.entries:
             return self.base_offset, 0

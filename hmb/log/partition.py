@@ -10,9 +10,11 @@ Rules of this module:
 * Readers get file regions (:mod:`hmb.log.region`), not bytes: the network
   layer sends them with ``os.sendfile``.  The segment stays open while
   pinned by a reader.
-* Transactions are not supported: a transactional batch is refused
-  (:class:`~hmb.log.errors.TransactionalBatchError`) rather than stored as
-  if it were committed.
+* A transactional batch opens (or continues) its producer's transaction, a
+  marker (:meth:`PartitionLog.append_marker`) ends it; what is open and what
+  was aborted is :mod:`hmb.log.transactions`'s.  The last stable offset is
+  where read_committed readers stop; :meth:`PartitionLog.read` stops where
+  its caller says (``end_offset``).
 * Refusals are the log's own exceptions (:mod:`hmb.log.errors`), the
   codec's, or ``OSError``; which error code a client gets for them is the
   API layer's business.
@@ -21,7 +23,6 @@ Rules of this module:
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -37,30 +38,29 @@ import trio
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.errors import (
     DuplicateSequenceError,
+    InvalidProducerEpochError,
     MagicNotAllowedError,
     OffsetOutOfRangeError,
     PartitionDeletedError,
     RecordListTooLargeError,
     TransactionalBatchError,
 )
+from hmb.log.producer_persistence import rebuild_from_log, restore_snapshot, write_snapshot
 from hmb.log.producer_state import ProducerStateManager
 from hmb.log.region import FileRegion
-from hmb.log.scan import BadEntry, producer_info
 from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
 from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch, find_in_segments, segment_max_timestamp
+from hmb.log.transactions import PartitionTransactions
+from hmb.log.txn_index import append_entry, cut, load_txn_indexes, txn_index_path
 from hmb.mvar import MVar
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
+from kproto.records.control import build_control_batch
 from kproto.records.entry import MAGIC_OFFSET
 from kproto.records.log_append_time import stamp_log_append_time
 
 log = logging.getLogger(__name__)
-
-# Written at a clean shutdown: the producer state at the log end offset.  Empty (no
-# disk block) when there is no producer; absent, unreadable or of another offset, the
-# state is rebuilt from the batch headers instead.
-PRODUCER_SNAPSHOT = "producer-state.json"
 
 
 class AppendInfo(NamedTuple):
@@ -97,6 +97,7 @@ class PartitionLog:
         self._appended: trio.Event | None = None  # made when a fetch first waits (memory: 10,000 partitions)
         self._waited = False  # whether _appended was handed out since it was last replaced
         self.producers = ProducerStateManager()
+        self.txns = PartitionTransactions()
         self.deleted = False
         #: where DeleteRecords moved the log's start (0: the first segment's base decides)
         self.deleted_before = 0
@@ -190,8 +191,15 @@ class PartitionLog:
                 segments[base] = seg
             if not segments:
                 segments[0] = self._new_segment(0)
-            if not (self._clean and self._restore_producer_state(segments.last.next_offset)):
-                self._rebuild_producer_state(segments)
+            leo = segments.last.next_offset
+            restored = restore_snapshot(self.directory, leo, self.txns) if self._clean else None
+            replayed, replayed_from = None, 0
+            if restored is None:
+                replayed_from = rebuild_from_log(segments, self.producers, self.txns)
+                replayed = self.txns.aborted
+            else:
+                self.producers = restored
+            self.txns.aborted = load_txn_indexes(self.directory, names, segments, replayed, replayed_from)
             self._segments = segments
             return segments
 
@@ -278,12 +286,15 @@ class PartitionLog:
             info = await self._append_locked(state, records, max_magic)
         finally:
             mvar.put_nowait(state)
+        self._wake_readers()
+        return info
+
+    def _wake_readers(self) -> None:
         if self._waited:
             self._waited = False
             event, self._appended = self._appended, None
             if event is not None:
                 event.set()
-        return info
 
     async def _append_locked(self, state: _State, records: bytes | bytearray, max_magic: int) -> AppendInfo:
         if self.deleted:
@@ -296,12 +307,12 @@ class PartitionLog:
         if batches:
             if max_magic < 2:
                 raise MagicNotAllowedError(f"RecordBatch v2 (magic 2) where at most magic {max_magic} may be")
-            for b in batches:
-                if b.is_transactional:
-                    raise TransactionalBatchError("transactional batches are not supported")
-                if b.producer_id >= 0:
-                    idempotent.append(b)
+            idempotent = [b for b in batches if b.producer_id >= 0]
             for b in idempotent:
+                if not b.is_transactional and b.producer_id in self.txns.ongoing:
+                    raise TransactionalBatchError(
+                        f"producer {b.producer_id} sent a non-transactional batch inside its transaction"
+                    )
                 check = self.producers.check(
                     b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1
                 )
@@ -320,10 +331,9 @@ class PartitionLog:
             append_time = max_timestamp = int(self.wall() * 1000)
             buf = buf if isinstance(buf, bytearray) else bytearray(buf)
             stamp_log_append_time(buf, append_time)
-        if seg.size and (seg.size + len(buf) > self.config.segment_bytes or seg.index_full or self._aged()):
+        seg = self.active
+        if self._roll_due(seg, len(buf)):
             seg = await self._roll(base)
-        elif self._active_since is None:
-            self._active_since = self.wall()
         seg.append(buf, result.last_offset, _max_magic(buf, bool(batches), max_timestamp))
         for b in idempotent:
             self.producers.record(
@@ -334,38 +344,116 @@ class PartitionLog:
                 b.base_offset,
                 b.base_offset + b.last_offset_delta,
             )
+            if b.is_transactional:
+                self.txns.begin(b.producer_id, b.base_offset)
         state.unflushed_messages += result.count
         if self._flush_due(state):
-            await trio.to_thread.run_sync(seg.flush)
-            state.unflushed_messages = 0
-            state.last_flush = time.monotonic()
+            await self._flush_now(state, seg)
         return AppendInfo(base, result.last_offset, result.count, False, append_time)
+
+    def _roll_due(self, seg: LogSegment, size: int) -> bool:
+        """Whether an append of ``size`` bytes must go to a new segment (the active one is ``seg``)."""
+        if seg.size and (seg.size + size > self.config.segment_bytes or seg.index_full or self._aged()):
+            return True
+        if self._active_since is None:
+            self._active_since = self.wall()
+        return False
+
+    async def _flush_now(self, state: _State, seg: LogSegment) -> None:
+        await trio.to_thread.run_sync(seg.flush)
+        state.unflushed_messages = 0
+        state.last_flush = time.monotonic()
+
+    async def append_marker(
+        self, producer_id: int, producer_epoch: int, *, commit: bool, coordinator_epoch: int
+    ) -> int:
+        """Write a COMMIT (``commit``) or ABORT marker of the producer; returns its offset.
+
+        The marker ends the producer's open transaction on this partition (a
+        marker for a producer with none is written all the same, as Kafka
+        does).  A marker of an older epoch than the producer's raises
+        :class:`~hmb.log.errors.InvalidProducerEpochError` and writes nothing.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        async with self._state.modify() as state:
+            if self.deleted:
+                raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
+            if self.producers.check_marker(producer_id, producer_epoch) is not None:
+                raise InvalidProducerEpochError(
+                    f"marker of producer {producer_id} epoch {producer_epoch}: the producer is at a newer one"
+                )
+            offset = self.active.next_offset
+            now = int(self.wall() * 1000)
+            buf = bytearray(
+                build_control_batch(
+                    producer_id,
+                    producer_epoch,
+                    commit=commit,
+                    coordinator_epoch=coordinator_epoch,
+                    base_offset=offset,
+                    timestamp=now,
+                )
+            )
+            if self.config.message_timestamp_type == "LogAppendTime":
+                stamp_log_append_time(buf, now)
+            seg = self.active
+            if self._roll_due(seg, len(buf)):
+                seg = await self._roll(offset)
+            aborted = None if commit else self.txns.aborted_by(producer_id, offset)
+            index = txn_index_path(self.directory, seg.base_offset)
+            size_before = append_entry(index, aborted) if aborted is not None else 0
+            try:
+                seg.append(buf, offset, 2)
+            except OSError:
+                if aborted is not None:
+                    cut(index, size_before)
+                raise
+            self.producers.end_transaction(producer_id, producer_epoch, coordinator_epoch)
+            self.txns.complete(producer_id, offset, commit=commit)
+            state.unflushed_messages += 1
+            if self._flush_due(state):
+                await self._flush_now(state, seg)
+        self._wake_readers()
+        return offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Where read_committed readers stop: the earliest open transaction's first offset, else
+        the high watermark (never below the log start offset)."""
+        hw = self.high_watermark  # reads the files first when they are not yet
+        first = self.txns.first_unstable_offset()
+        return hw if first is None else max(first, self.log_start_offset)
+
+    def aborted_transactions(
+        self, fetch_offset: int, upper_offset: int, *, within: FileRegion | None = None
+    ) -> list[tuple[int, int]]:
+        """(producer id, first offset) of the aborted transactions overlapping
+        ``[fetch_offset, upper_offset)``, as Fetch lists them for read_committed.
+
+        ``within``: the records a fetch returns; the upper offset is then also
+        bounded, as Kafka bounds it, near their end (the next offset the
+        segment's index knows past the region), so a consumer far behind is
+        not sent every later abort with each fetch.
+        """
+        self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
+        if not self.txns.aborted:
+            return []
+        if within is not None:
+            seg = within.segment
+            assert isinstance(seg, LogSegment)
+            found = seg.index.offset_from(within.position + within.length)
+            upper_offset = min(upper_offset, seg.next_offset if found is None else found)
+        return self.txns.aborted_in(fetch_offset, upper_offset)
+
+    def ongoing_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of every transaction open on this partition."""
+        self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
+        return dict(self.txns.ongoing)
 
     def max_producer_id(self) -> int:
         """The highest producer id this partition's recent batches carry (-1: none)."""
         self.segments  # noqa: B018 - the state is rebuilt when the files are read
         return max(self.producers.producers, default=-1)
-
-    def _rebuild_producer_state(self, segments: SegmentMap, count: int = 2) -> None:
-        """Producer sequence state from the batch headers of the last ``count`` segments.
-
-        A producer idle for longer is unknown afterwards and may continue at
-        any sequence, as Kafka treats a producer whose state has expired.
-        """
-        for seg in list(segments.values())[-count:]:
-            for entry in seg.entries():
-                if isinstance(entry, BadEntry):
-                    break
-                info = producer_info(seg.fd, entry)
-                if info is not None:
-                    self.producers.record(
-                        info.producer_id,
-                        info.producer_epoch,
-                        info.base_sequence,
-                        info.record_count,
-                        info.base_offset,
-                        info.last_offset,
-                    )
 
     def _flush_due(self, state: _State) -> bool:
         cfg = self.config
@@ -409,21 +497,27 @@ class PartitionLog:
     # ---------------------------------------------------------------- reading
 
     @contextmanager
-    def read(self, offset: int, max_bytes: int, *, min_one: bool = False) -> Iterator[FileRegion | None]:
+    def read(
+        self, offset: int, max_bytes: int, *, min_one: bool = False, end_offset: int | None = None
+    ) -> Iterator[FileRegion | None]:
         """The file region starting at the entry holding ``offset``, at most ``max_bytes`` long.
 
         With ``min_one`` the region holds at least that whole first entry even
         when it is larger than ``max_bytes`` (so that a reader whose limit is
-        smaller than an entry still makes progress).  Yields ``None`` when ``offset`` is
-        the high watermark (nothing yet); raises :class:`OffsetOutOfRangeError`
-        outside the log.  The region is valid while the context is open.
+        smaller than an entry still makes progress).  ``end_offset`` (the last
+        stable offset, for read_committed) ends the region before the entry
+        that holds it.  Yields ``None`` when ``offset`` is the high watermark
+        or at or past ``end_offset`` (nothing yet); raises
+        :class:`OffsetOutOfRangeError` outside the log.  The region is valid
+        while the context is open.
         """
         hw = self.high_watermark
         if offset < self.log_start_offset or offset > hw:
             raise OffsetOutOfRangeError(
                 f"offset {offset} outside [{self.log_start_offset}, {hw}] of {self.topic}-{self.partition}"
             )
-        if offset == hw or (max_bytes <= 0 and not min_one):
+        stop = hw if end_offset is None else min(hw, end_offset)
+        if offset >= stop or (max_bytes <= 0 and not min_one):
             yield None
             return
         idx = self.segments.bisect_right(offset) - 1
@@ -431,9 +525,13 @@ class PartitionLog:
             seg = self.segments.peekitem(idx)[1]
             pos = seg.find_position(offset)
             if pos is not None:
-                length = max(0, min(max_bytes, seg.size - pos))
+                end = seg.size
+                if end_offset is not None and end_offset < seg.next_offset:
+                    cut_at = seg.find_position(end_offset)
+                    end = end if cut_at is None else cut_at
+                length = max(0, min(max_bytes, end - pos))
                 if min_one:
-                    length = max(length, min(seg.entry_size(pos), seg.size - pos))
+                    length = max(length, min(seg.entry_size(pos), end - pos))
                 with seg.pinned():
                     yield FileRegion(seg, pos, length)
                 return
@@ -509,6 +607,7 @@ class PartitionLog:
                 total -= seg.size
                 seg.delete()
                 deleted.append(seg.base_offset)
+            self.txns.forget_before(self.segments.first.base_offset)
         if deleted:
             log.info(
                 "retention deleted %d segment(s) of %s-%d; log starts at %d",
@@ -543,6 +642,7 @@ class PartitionLog:
             while len(self.segments) > 1 and self.segments.peekitem(1)[0] <= target:
                 _base, seg = self.segments.popitem(0)
                 seg.delete()
+            self.txns.forget_before(self.segments.first.base_offset)
         log.info("deleted records of %s-%d below %d", self.topic, self.partition, target)
         return self.log_start_offset
 
@@ -561,38 +661,13 @@ class PartitionLog:
         if event is not None:
             event.set()
 
-    def _restore_producer_state(self, log_end_offset: int) -> bool:
-        """Take the producer state from the clean-shutdown snapshot, if it is of this log."""
-        path = self.directory / PRODUCER_SNAPSHOT
-        try:
-            text = path.read_text()
-            if not text:
-                return True  # no producer at all when the log was closed
-            data = json.loads(text)
-            if data["log_end_offset"] != log_end_offset:
-                return False
-            self.producers = ProducerStateManager.restore(data["producers"])
-            return True
-        except FileNotFoundError:
-            return False
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            log.warning("ignoring %s (%s): producer state rebuilt from the log", path, exc)
-            return False
-
-    def _write_producer_snapshot(self) -> None:
-        producers = self.producers.snapshot()
-        text = (
-            json.dumps({"log_end_offset": self.high_watermark, "producers": producers}) if producers else ""
-        )
-        try:
-            (self.directory / PRODUCER_SNAPSHOT).write_text(text)
-        except OSError as exc:  # the next start rebuilds it from the log
-            log.warning("could not write the producer state of %s-%d: %s", self.topic, self.partition, exc)
-
     def close(self) -> None:
         """Flush and close the files; the producer state goes to its snapshot."""
         if self._segments is not None and not self.deleted:
-            self._write_producer_snapshot()
+            try:
+                write_snapshot(self.directory, self.producers, self.txns, self.high_watermark)
+            except OSError as exc:  # the next start rebuilds it from the log
+                log.warning("cannot write the producer state of %s-%d: %s", self.topic, self.partition, exc)
         for seg in (self._segments or {}).values():  # never read: nothing to close
             try:
                 seg.flush()

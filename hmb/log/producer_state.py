@@ -48,6 +48,7 @@ class BatchMeta:
 class ProducerEntry:
     epoch: int
     batches: deque[BatchMeta] = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
+    coordinator_epoch: int = -1  # of the last transaction marker written for it (-1: none)
 
     @property
     def last_seq(self) -> int:
@@ -117,12 +118,39 @@ class ProducerStateManager:
             BatchMeta(first_seq, last_sequence(first_seq, record_count), first_offset, last_offset)
         )
 
+    def check_marker(self, producer_id: int, epoch: int) -> type[ProducerSequenceError] | None:
+        """May a transaction marker of ``epoch`` be written for ``producer_id``?  (No change.)
+
+        Only an older epoch than the producer's is refused (a fenced
+        producer's transaction was already ended by the newer epoch).
+        """
+        entry = self.producers.get(producer_id)
+        if entry is not None and epoch < entry.epoch:
+            return InvalidProducerEpochError
+        return None
+
+    def end_transaction(self, producer_id: int, epoch: int, coordinator_epoch: int = -1) -> None:
+        """A marker of ``epoch`` was written: the producer is at that epoch from now on.
+
+        A newer epoch than the producer's (the coordinator bumped it while
+        ending the transaction) forgets its batches: its next one starts at
+        sequence 0.
+        """
+        entry = self.producers.get(producer_id)
+        if entry is None or epoch > entry.epoch:
+            entry = self.producers[producer_id] = ProducerEntry(epoch)
+        entry.coordinator_epoch = coordinator_epoch
+
     # ---------------------------------------------------------------- snapshots
 
     def snapshot(self) -> dict[str, list[Any]]:
-        """The state as JSON-ready data: producer id -> [epoch, [batch, ...]]."""
+        """The state as JSON-ready data: producer id -> [epoch, [batch, ...], coordinator epoch]."""
         return {
-            str(pid): [e.epoch, [[b.first_seq, b.last_seq, b.first_offset, b.last_offset] for b in e.batches]]
+            str(pid): [
+                e.epoch,
+                [[b.first_seq, b.last_seq, b.first_offset, b.last_offset] for b in e.batches],
+                e.coordinator_epoch,
+            ]
             for pid, e in self.producers.items()
         }
 
@@ -130,7 +158,8 @@ class ProducerStateManager:
     def restore(cls, data: dict[str, list[Any]]) -> ProducerStateManager:
         """The state :meth:`snapshot` returned (ValueError/TypeError/KeyError when it is not that)."""
         state = cls()
-        for pid, (epoch, batches) in data.items():
-            entry = state.producers[int(pid)] = ProducerEntry(int(epoch))
+        for pid, (epoch, batches, *rest) in data.items():  # snapshots before transactions: no rest
+            coordinator_epoch = int(rest[0]) if rest else -1
+            entry = state.producers[int(pid)] = ProducerEntry(int(epoch), coordinator_epoch=coordinator_epoch)
             entry.batches.extend(BatchMeta(*map(int, b)) for b in batches)
         return state

@@ -9,18 +9,21 @@ to it.  Recovery additionally checks each entry's checksum.
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from kproto.records.entry import (
     ENTRY_HEAD,
     LOG_OVERHEAD,
+    V2_ATTRIBUTES_OFFSET,
     V2_HEADER_SIZE,
     check_entry,
     producer_fields,
 )
 
 READ_CHUNK = 1 << 20
+_I16 = struct.Struct(">h")
 
 
 class Entry(NamedTuple):
@@ -45,6 +48,7 @@ class ProducerInfo(NamedTuple):
     record_count: int
     base_offset: int
     last_offset: int
+    attributes: int  # the batch's attributes (transactional, control, ...)
 
 
 def producer_info(fd: int, entry: Entry) -> ProducerInfo | None:
@@ -58,7 +62,8 @@ def producer_info(fd: int, entry: Entry) -> ProducerInfo | None:
     if pid < 0:
         return None
     base = ENTRY_HEAD.unpack_from(head, 0)[0]
-    return ProducerInfo(pid, epoch, seq, count, int(base), entry.last_offset)
+    attributes = _I16.unpack_from(head, V2_ATTRIBUTES_OFFSET)[0]
+    return ProducerInfo(pid, epoch, seq, count, int(base), entry.last_offset, int(attributes))
 
 
 def iter_entries(

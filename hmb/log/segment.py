@@ -346,6 +346,8 @@ class LogSegment:
         """Remove both files; the descriptor stays valid for pinned readers."""
         self._deleted = True
         self.index.delete()
+        # the aborted-transaction index (hmb.log.txn_index), when the segment has one
+        self.directory.joinpath(segment_name(self.base_offset) + ".txnindex").unlink(missing_ok=True)
         try:
             os.unlink(self.log_path)
         except FileNotFoundError:

@@ -3,7 +3,8 @@
 Rules this module keeps, and nothing more (what a frame *means* is the
 dispatcher's business, :mod:`hmb.api.dispatch`):
 
-* Back-pressure.  Two tasks share a bounded channel (``queued.max.requests``):
+* Back-pressure.  Two tasks share a bounded queue (``queued.max.requests``,
+  :mod:`hmb.net.frame_queue`):
   the reader splits the byte stream into frames and blocks when the handler
   falls behind, so a fast client cannot make the broker buffer without limit
   (HMB's unbounded ``Chan`` was a known risk).
@@ -33,6 +34,7 @@ import trio
 import kproto
 from hmb.api.context import CloseConnection, RawResponse, Session
 from hmb.log.region import FileRegion
+from hmb.net.frame_queue import FrameQueue
 from kproto import DecodeError
 
 if TYPE_CHECKING:
@@ -66,15 +68,11 @@ class Connection:
         self.close_reason: str | None = None
 
     async def run(self) -> None:
-        # unsubscripted: open_memory_channel[bytes] builds a typing alias on every call,
-        # a tenth of the broker's CPU per connection opened (py-spy)
-        send: trio.MemorySendChannel[bytes]
-        receive: trio.MemoryReceiveChannel[bytes]
-        send, receive = trio.open_memory_channel(self.queued_max_requests)
+        queue = FrameQueue(self.queued_max_requests)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._handler, receive)
-                await self._reader(send)  # in this task: one task less per connection
+                nursery.start_soon(self._handler, queue)
+                await self._reader(queue)  # in this task: one task less per connection
         except* CloseConnection as group:
             self.close_reason = self.close_reason or str(group.exceptions[0])
         except* (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
@@ -89,9 +87,9 @@ class Connection:
             with trio.CancelScope(shield=True):
                 await self.transport.aclose()
 
-    async def _reader(self, send: trio.MemorySendChannel[bytes]) -> None:
+    async def _reader(self, queue: FrameQueue) -> None:
         decoder = kproto.FrameDecoder(self.max_frame_size)
-        async with send:
+        try:
             while True:
                 data = await self.transport.receive_some()
                 if not data:
@@ -106,38 +104,38 @@ class Connection:
                         )
                     return
                 decoder.feed(data)
+                del data  # an idle connection holds no old bytes
                 try:
                     while (frame := decoder.next_frame()) is not None:
-                        try:
-                            send.send_nowait(frame)
-                        except trio.WouldBlock:
-                            await send.send(frame)  # the handler is behind: wait for room
+                        if not queue.put_nowait(frame):
+                            await queue.put(frame)  # the handler is behind: wait for room
                 except DecodeError as exc:
                     self._fail(str(exc))
                 except trio.BrokenResourceError:
                     return  # the handler stopped: it knows why
+        finally:
+            queue.close()
 
     def _fail(self, reason: str) -> NoReturn:
         """Record why this connection ends, then end it."""
         self.close_reason = self.close_reason or reason
         raise CloseConnection(reason)
 
-    async def _handler(self, receive: trio.MemoryReceiveChannel[bytes]) -> None:
+    async def _handler(self, queue: FrameQueue) -> None:
         pending = bytearray()  # small responses waiting to leave together
         since_yield = 0
         send_all = self.transport.send_all
-        async with receive:
+        try:
             while True:
-                try:
-                    frame = receive.receive_nowait()
-                except (trio.WouldBlock, trio.EndOfChannel):
+                frame = queue.take_nowait()
+                if frame is None:
                     # nothing queued: answer what is pending, then wait (a checkpoint)
                     if pending:
                         await send_all(pending)
                         pending = bytearray()
-                    try:
-                        frame = await receive.receive()
-                    except trio.EndOfChannel:
+                    reply = None  # an idle connection holds no old answer
+                    frame = await queue.take()
+                    if frame is None:  # the reader is done and everything is answered
                         return
                     since_yield = 0
                 else:
@@ -169,6 +167,8 @@ class Connection:
                         await send_all(pending)
                         pending = bytearray()
                     await self._write(reply)
+        finally:
+            queue.abandon()
 
     async def _write(self, reply: RawResponse) -> None:
         with reply.resources:

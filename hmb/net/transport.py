@@ -48,9 +48,9 @@ def peer_of(stream: trio.SocketStream) -> str:
 class PlainTransport:
     """TCP, with ``os.read``/``os.write``/``os.sendfile`` on the socket itself."""
 
-    def __init__(self, stream: trio.SocketStream) -> None:
+    def __init__(self, stream: trio.SocketStream, peer: str | None = None) -> None:
         self.stream = stream
-        self.peer = peer_of(stream)
+        self.peer = peer_of(stream) if peer is None else peer  # the caller may know it already
         self._sock = stream.socket
         self._fd = stream.socket.fileno()
         self._streaming = False  # the last read found data: the next one that does yields first
@@ -68,6 +68,8 @@ class PlainTransport:
             try:
                 data = os.read(self._fd, READ_SIZE)
             except BlockingIOError:
+                data = None  # wait below, outside this block: a waiting connection keeps no exception
+            if data is None:
                 self._streaming = False
                 await trio.lowlevel.wait_readable(self._sock)
                 continue

@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -57,12 +57,6 @@ MAX_EPOCH = 2**15 - 1
 #: how long a failed marker write waits before it is tried again
 RETRY_S = 1.0
 OFFSETS_TOPIC = "__consumer_offsets"
-
-
-class _MarkerLog(Protocol):
-    async def append_marker(
-        self, producer_id: int, producer_epoch: int, *, commit: bool, coordinator_epoch: int
-    ) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -303,7 +297,7 @@ class TransactionCoordinator:
                 if plog is None:  # deleted since it was added: nothing to mark
                     continue
                 try:
-                    await cast(_MarkerLog, plog).append_marker(
+                    await plog.append_marker(
                         meta.producer_id,
                         meta.producer_epoch,
                         commit=commit,

@@ -1,8 +1,9 @@
 """DescribeProducers v0 in process: each partition's active idempotent producers.
 
 What can fail: a producer missing or with a stale epoch or sequence, a
-timestamp that is not its last batch's, state that is not rebuilt after a
-restart, an unknown partition answered NONE.
+timestamp that is not its last batch's, an open transaction's start offset
+or the last marker's coordinator epoch not reported, state that is not
+rebuilt after a restart, an unknown partition answered NONE.
 """
 
 from __future__ import annotations
@@ -62,3 +63,22 @@ async def test_active_producers_per_partition(broker: InProcessBroker) -> None:
         assert list(out[key].active_producers) == []
     broker.restart()  # the state comes back from the log's batch headers
     assert producers((await describe(broker, {"idem": [0]}))[("idem", 0)]) == expected
+
+
+async def test_transactional_producers_report_their_transaction(broker: InProcessBroker) -> None:
+    """current_txn_start_offset while a transaction is open, the marker's coordinator epoch after."""
+    await produce_one(broker, "txn-desc", batch([b"plain"]))  # offset 0
+    plog = broker.broker.logs.get("txn-desc", 0)
+    assert plog is not None
+    pid, other = await new_producer_id(broker), await new_producer_id(broker)
+    await plog.append(
+        batch([b"t"], timestamps=[T0], producer_id=pid, epoch=0, sequence=0, transactional=True)
+    )
+    await plog.append(
+        batch([b"u"], timestamps=[T0], producer_id=other, epoch=0, sequence=0, transactional=True)
+    )
+    await plog.append_marker(other, 0, commit=True, coordinator_epoch=7)
+    expected = [(pid, 0, 0, T0, -1, 1), (other, 0, 0, T0, 7, -1)]
+    assert producers((await describe(broker, {"txn-desc": [0]}))[("txn-desc", 0)]) == expected
+    broker.restart()  # both come back from the clean-shutdown snapshot
+    assert producers((await describe(broker, {"txn-desc": [0]}))[("txn-desc", 0)]) == expected

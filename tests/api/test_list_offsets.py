@@ -2,7 +2,8 @@
 
 v0 answers a list of segment start offsets (``max_num_offsets``); v1 one
 offset and its timestamp; v2 adds the isolation level and throttle_time_ms
-(nothing changes without transactions); v4 leader epochs (-1 here); v6 is
+(without an open transaction read_committed sees everything: the
+transactional cases are in ``test_read_committed.py``); v4 leader epochs (-1 here); v6 is
 flexible; v7 the max-timestamp lookup (-3), v8 earliest local (-4), v9
 latest tiered (-5), v10 a timeout, v11 earliest pending upload (-6).  What
 can fail: latest/earliest confused, a time lookup off by one record or one
@@ -23,11 +24,17 @@ LIST_OFFSETS = ApiKey.LIST_OFFSETS
 
 
 async def list_offsets(
-    b: InProcessBroker, topic: str, timestamp: int, version: int, partition: int = 0, max_num: int = 1
+    b: InProcessBroker,
+    topic: str,
+    timestamp: int,
+    version: int,
+    partition: int = 0,
+    max_num: int = 1,
+    isolation_level: int = 1,
 ) -> Any:
     body = {
         "replica_id": -1,
-        "isolation_level": 1,
+        "isolation_level": isolation_level,
         "timeout_ms": 1000,
         "topics": [
             {

@@ -143,9 +143,13 @@ async def test_idempotent_retry_acknowledged_with_original_offset(broker: InProc
     assert values == [b"other", b"a", b"b", b"c", b"plain", b"d"]
 
 
-async def test_transactional_batches_refused(broker: InProcessBroker) -> None:
+async def test_plain_batch_inside_an_open_transaction_refused(broker: InProcessBroker) -> None:
+    """A producer whose transaction is open on the partition may not write outside it."""
     pid = await new_producer_id(broker)
-    r = await produce_one(
-        broker, "txn-refused", batch([b"t"], producer_id=pid, epoch=0, sequence=0, transactional=True)
-    )
+    await produce_one(broker, "txn-open", batch([b"plain"]))
+    plog = broker.broker.logs.get("txn-open", 0)
+    assert plog is not None
+    await plog.append(batch([b"t"], producer_id=pid, epoch=0, sequence=0, transactional=True))
+    r = await produce_one(broker, "txn-open", batch([b"u"], producer_id=pid, epoch=0, sequence=1))
     assert r.error_code == ErrorCode.INVALID_TXN_STATE
+    assert (plog.high_watermark, plog.last_stable_offset) == (2, 1), "nothing written"

@@ -192,3 +192,21 @@ def test_delete_removes_file(tmp_path: Path) -> None:
     idx.delete()
     assert not path.exists()
     idx.delete()  # idempotent
+
+
+def test_offset_from_a_position(tmp_path: Path) -> None:
+    """The first indexed offset at or after a byte position: what bounds a fetch's aborted list."""
+    idx = OffsetIndex(tmp_path / "x.index", 100, new=True)
+    assert idx.offset_from(0) is None
+    for offset, position in ((110, 4000), (125, 8100), (140, 12500)):
+        idx.append(offset, position)
+    assert [idx.offset_from(p) for p in (0, 4000, 4001, 8100, 12499, 12500, 12501)] == [
+        110,
+        110,
+        125,
+        125,
+        140,
+        140,
+        None,
+    ]
+    idx.close()

@@ -3,7 +3,8 @@
 A ``struct`` fast path is only trusted with a property test proving it equals the
 grammar on generated inputs.  The parts of ``build_fetch_response`` (regions read
 back) must be byte for byte ``kproto.encode_response`` of the same body, with records
-never null, an empty aborted-transactions list and preferred read replica -1.  The
+never null, the aborted transactions given (an empty list, never null, for none) and
+preferred read replica -1.  The
 versions come from kproto's registry, up to the fast path's ``MAX_VERSION`` (v0-v11,
 the classic layouts); the flexible versions kproto declares above it are refused
 with ``ValueError`` until the fast path encodes them (checked here too).
@@ -57,7 +58,9 @@ def _body(
                         "high_watermark": pd.high_watermark,
                         "last_stable_offset": pd.last_stable_offset,
                         "log_start_offset": pd.log_start_offset,
-                        "aborted_transactions": [],
+                        "aborted_transactions": [
+                            {"producer_id": pid, "first_offset": first} for pid, first in pd.aborted or []
+                        ],
                         "preferred_read_replica": -1,
                         "records": _records(pd.records),
                     }
@@ -79,22 +82,24 @@ def test_all_versions_match_construct_grammar(tmp_path: Path) -> None:
         return FileRegion(seg, position, draw(st.integers(0, seg.size - position)))
 
     records = st.one_of(st.none(), st.binary(max_size=200), region())
-    partition = st.builds(PartitionData, INT32, INT16, INT64, records, INT64, INT64)
+    aborted = st.one_of(st.none(), st.lists(st.tuples(INT64, INT64), max_size=3))
+    partition = st.builds(PartitionData, INT32, INT16, INT64, records, INT64, INT64, aborted)
     topics = st.lists(st.tuples(TOPIC, st.lists(partition, max_size=4)), max_size=3)
 
     @given(st.sampled_from(DECLARED), INT32, topics, INT32, INT16, INT32)
     def prop(version: int, cid: int, topics: Any, throttle: int, error: int, session: int) -> None:
+        given_aborted = [pd.aborted or [] for _name, pds in topics for pd in pds]
         parts = build_fetch_response(
             cid, topics, version, throttle_time_ms=throttle, error_code=error, session_id=session
         )
         joined = b"".join(p.read() if isinstance(p, FileRegion) else p for p in parts)
         assert joined == kproto.encode_response(1, version, cid, _body(topics, throttle, error, session))
         decoded = kproto.decode_response(1, version, joined).body
-        for t in decoded.responses:
-            for p in t.partitions:
-                assert p.records is not None
-                if version >= 4:
-                    assert p.aborted_transactions == []
+        got = [p for t in decoded.responses for p in t.partitions]
+        for p, expected in zip(got, given_aborted, strict=True):
+            assert p.records is not None
+            if version >= 4:  # never null: an empty list for none
+                assert [(a.producer_id, a.first_offset) for a in p.aborted_transactions] == expected
 
     try:
         prop()
