@@ -5,8 +5,10 @@ log directly; this API is how Kafka's tools (and another coordinator)
 write them.  Each marker goes to every partition listed, through the log's
 ``append_marker``: a marker of an epoch older than the producer's is
 INVALID_PRODUCER_EPOCH, a partition this broker does not have
-UNKNOWN_TOPIC_OR_PARTITION.  A marker on ``__consumer_offsets`` also makes
-the producer's transactional offsets visible (COMMIT) or drops them.
+UNKNOWN_TOPIC_OR_PARTITION, a negative producer id or epoch (no producer)
+INVALID_PRODUCER_ID_MAPPING or INVALID_PRODUCER_EPOCH, nothing written.  A
+marker on ``__consumer_offsets`` also makes the producer's transactional
+offsets visible (COMMIT) or drops them.
 ClusterAction is required (CLUSTER_AUTHORIZATION_FAILED on every
 partition), as in Kafka.  v0 no longer exists in Kafka; v2 adds the
 transaction version, which changes nothing here.
@@ -32,6 +34,10 @@ async def _write(ctx: RequestContext, marker: Any, topic: str, index: int) -> in
     plog = ctx.logs.get(topic, index)
     if plog is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if marker.producer_id < 0:  # a marker belongs to a producer: nothing to write for "none"
+        return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    if marker.producer_epoch < 0:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
     commit = marker.transaction_result
     try:
         await plog.append_marker(

@@ -60,3 +60,19 @@ async def test_a_marker_ends_the_transaction_and_an_old_epoch_is_refused(broker:
     resp = await broker.request(ApiKey.WRITE_TXN_MARKERS, 2, stale)
     assert resp.markers[0].topics[0].partitions[0].error_code == ErrorCode.INVALID_PRODUCER_EPOCH
     assert plog.high_watermark == 2  # nothing written
+
+
+async def test_a_marker_of_no_producer_is_refused(broker: InProcessBroker) -> None:
+    from .bodies import make_topic
+
+    await make_topic(broker, "wm-none")
+    for pid, epoch, code in (
+        (-1, 0, ErrorCode.INVALID_PRODUCER_ID_MAPPING),
+        (5, -1, ErrorCode.INVALID_PRODUCER_EPOCH),
+    ):
+        resp = await broker.request(
+            ApiKey.WRITE_TXN_MARKERS, 1, markers_body("wm-none", 0, pid=pid, epoch=epoch)
+        )
+        assert resp.markers[0].topics[0].partitions[0].error_code == code
+    plog = broker.broker.logs.get("wm-none", 0)
+    assert plog is not None and plog.high_watermark == 0
