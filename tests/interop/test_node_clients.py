@@ -44,3 +44,15 @@ def test_kafkajs_admin_produce_and_group_consume(make_broker) -> None:  # type: 
     assert {p["errorCode"] for p in out["produced"]} == {0}
     assert sorted(out["consumed"], key=lambda v: int(v[1:])) == [f"v{i}" for i in range(300)]
     assert out["committed"] == 300  # the group's offsets end at the end of every partition
+
+
+def test_kafkajs_transactional_producer(broker: BrokerProcess) -> None:
+    """KafkaJS commits, aborts and commits: its read_committed consumer sees the committed ones only."""
+    cmd = node_script("kafkajs_transactions.js", "kafkajs")
+    done = subprocess.run(
+        [*cmd, broker.bootstrap, "kafkajs-txn"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["ended"] == ["commit", "abort", "commit"]
+    assert out["consumed"] == [f"c0-{i}" for i in range(5)] + [f"c2-{i}" for i in range(5)]
