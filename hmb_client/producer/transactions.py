@@ -14,8 +14,9 @@ Rules:
 
 * Coordinator errors that say "try again" (COORDINATOR_NOT_AVAILABLE,
   NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS)
-  are retried with a backoff until ``max_block_ms``; the coordinator is
-  looked up again after the first two.
+  and a lost connection to the coordinator are retried with a backoff
+  until ``max_block_ms``; the coordinator is looked up again after all but
+  the last two.
 * PRODUCER_FENCED / INVALID_PRODUCER_EPOCH mean another instance took
   the transactional id over: fatal, the producer must be closed
   (:class:`ProducerFencedError`).  Any other error leaves the transaction
@@ -34,7 +35,13 @@ import trio
 
 from hmb_client.cluster import Cluster
 from hmb_client.connection import BrokerConnection
-from hmb_client.errors import IllegalStateError, KafkaError, error_for
+from hmb_client.errors import (
+    IllegalStateError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    error_for,
+)
 from hmb_client.producer.idempotence import Idempotence
 from hmb_client.runtime import IoThread
 from hmb_client.structs import OffsetAndMetadata
@@ -47,6 +54,7 @@ _FIND_AGAIN = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR}
 _RETRY = _FIND_AGAIN | {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.CONCURRENT_TRANSACTIONS}
 _FENCED = {ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH}
 _BACKOFF_S = 0.02
+_RECONNECT_BACKOFF_S = 0.1
 
 
 class ProducerFencedError(KafkaError):
@@ -104,8 +112,16 @@ class TransactionManager:
         """Send ``body`` to the coordinator, retrying "try again" answers; raise any other error."""
         deadline = time.monotonic() + self.max_block_s
         while True:
-            conn = await cluster.coordinator(to_group) if to_group else await self._find(cluster)
-            resp = await conn.request(api_key, conn.pick(api_key), body)
+            try:
+                conn = await cluster.coordinator(to_group) if to_group else await self._find(cluster)
+                resp = await conn.request(api_key, conn.pick(api_key), body)
+            except (KafkaConnectionError, KafkaTimeoutError) as exc:  # the coordinator went away
+                self._coordinator = None
+                if time.monotonic() > deadline:
+                    raise
+                log.debug("%s for %s: %s; retrying", ApiKey(api_key).name, self.transactional_id, exc)
+                await trio.sleep(_RECONNECT_BACKOFF_S)
+                continue
             codes = list(codes_of(resp)) if codes_of is not None else [resp.error_code]
             bad = [c for c in codes if c]
             if not bad:
