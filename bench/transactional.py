@@ -108,10 +108,10 @@ class _Hmb:
 def sequenced_transactional(args: argparse.Namespace, counter: Any) -> dict[str, Any]:
     """``bench.driver sequenced`` with transactions: see the module docstring."""
     pad = b"x" * max(0, args.message_size - _SEQ.size)
+    t0 = time.monotonic()  # before the producer starts, as the other rows count it
     producer = _Librdkafka(args) if args.client == "librdkafka" else _Hmb(args)
     latencies: list[float] = []
     failed_seqs: list[int] = []
-    t0 = time.monotonic()
     pending: list[tuple[int, float]] = []
 
     def commit() -> None:
