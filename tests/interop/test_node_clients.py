@@ -1,4 +1,4 @@
-"""Node.js clients from npm against hmb: KafkaJS 2.2.4 (admin, producer, a consumer group).
+"""Node.js clients from npm against hmb: KafkaJS 2.2.4 (admin, producer, a consumer group, transactions).
 
 KafkaJS's ``admin.createTopics`` without a partition count or replication
 factor sends CreateTopics v3 with -1 for both; Kafka creates the topic with
