@@ -235,10 +235,6 @@ class OffsetStore:
         if commit:
             self._offsets.update(staged)
 
-    def pending_of(self, producer_id: int) -> dict[tuple[str, str, int], CommittedOffset]:
-        """The offsets ``producer_id``'s open transaction would commit."""
-        return dict(self._pending.get(producer_id, {}))
-
     def get(self, group: str, topic: str, partition: int) -> CommittedOffset | None:
         return self._offsets.get((group, topic, partition))
 

@@ -164,7 +164,6 @@ class TransactionCoordinator:
                 meta.producer_epoch = 0
                 self._by_producer[meta.producer_id] = meta
             else:
-                meta.fenced_epoch = meta.producer_epoch
                 meta.producer_epoch += 1
             meta.timeout_ms = timeout_ms
             meta.fire(TxnEvent.INIT)
@@ -278,7 +277,6 @@ class TransactionCoordinator:
                 meta.transactional_id,
             )
         else:
-            meta.fenced_epoch = meta.producer_epoch
             meta.producer_epoch += 1
         meta.fire(TxnEvent.FENCE)
         meta.fire(TxnEvent.END_ABORT)

@@ -28,8 +28,6 @@ class TransactionMetadata:
     start_ms: int = NO_TIMESTAMP  # when the open transaction's first partition was added
     last_update_ms: int = NO_TIMESTAMP
     groups: set[str] = field(default_factory=set)
-    #: the epoch the producer held before a fence bumped it (its requests get PRODUCER_FENCED)
-    fenced_epoch: int = -1
 
     def fire(self, event: TxnEvent) -> TxnState:
         """Move along the table (:mod:`hmb.txn.states`); returns the new state."""
