@@ -6,6 +6,8 @@
     python -m bench report RESULTS_DIR      # re-aggregate a finished or interrupted run
     python -m bench reliability trak|rack|faults|quick   # loss and duplicates under faults
     python -m bench scale [--partitions 1000,3000,10000]  # cost against partitions and connections
+    python -m bench compaction [--updates N --keys K]    # changelog restore, cleaner MB/s, produce ratio
+    python -m bench compaction-crash [--iterations 50]   # SIGKILL while the cleaner works
 
 Four scenarios (producer -> broker): S1 librdkafka -> reference, S2
 librdkafka -> hmb, S3 hmb_client -> reference, S4 hmb_client -> hmb.  The
@@ -206,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import scale
 
         return scale.main(argv[1:])
+    if argv[:1] in (["compaction"], ["compaction-crash"]):  # their own options: bench/compaction.py
+        from bench import compaction
+
+        return (compaction.main if argv[0] == "compaction" else compaction.crash_main)(argv[1:])
     ap = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

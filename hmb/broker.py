@@ -27,6 +27,7 @@ from hmb.config import BrokerConfig, Listener
 from hmb.groups.coordinator import GroupCoordinator
 from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
 from hmb.groups.offsets import OffsetStore
+from hmb.log.cleaner.cleaner import LogCleaner
 from hmb.log.manager import LogManager
 from hmb.net.server import endpoints, serve
 from hmb.security.authorizer import FILE_NAME as ACLS_FILE
@@ -40,6 +41,10 @@ from hmb.txn.state_log import TOPIC as TXN_STATE_TOPIC
 from hmb.txn.state_log import TransactionStateLog
 
 log = logging.getLogger(__name__)
+
+#: How Kafka creates ``__consumer_offsets``: compacted (never deleted by age or size), in
+#: segments of offsets.topic.segment.bytes so that the cleaner gets to closed ones.
+OFFSETS_TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.bytes": "104857600"}
 
 
 class Broker:
@@ -55,6 +60,14 @@ class Broker:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
             clock=self.clock,
+        )
+        self.cleaner = LogCleaner(
+            self.logs,
+            threads=config.log_cleaner_threads,
+            dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size,
+            io_max_bytes_per_second=config.log_cleaner_io_max_bytes_per_second,
+            backoff_ms=config.log_cleaner_backoff_ms,
+            now_ms=self.clock.wall_ms,
         )
         self.settings = Settings(config, self.logs)
         self.services = Services(
@@ -88,7 +101,13 @@ class Broker:
         """Load every partition and the committed offsets."""
         self.logs.load()
         self.settings.load()  # dynamic broker settings change the log's defaults
-        plog = self.logs.get(OFFSETS_TOPIC, 0) or self.logs.create_topic(OFFSETS_TOPIC, 1)[0]
+        plog = (
+            self.logs.get(OFFSETS_TOPIC, 0)
+            or self.logs.create_topic(OFFSETS_TOPIC, 1, OFFSETS_TOPIC_CONFIG)[0]
+        )
+        overrides = self.logs.topic_configs.overrides(OFFSETS_TOPIC)
+        if any(key not in overrides for key in OFFSETS_TOPIC_CONFIG):  # made by an older hmb
+            self.logs.set_topic_overrides(OFFSETS_TOPIC, {**OFFSETS_TOPIC_CONFIG, **overrides})
         offsets = OffsetStore(plog, self.clock.wall_ms)
         loaded = offsets.load()
         self.services.offsets = offsets
@@ -141,6 +160,8 @@ class Broker:
                 host, port = self.bound[self.config.listener.name]
                 await nursery.start(self.logs.run_retention, self.config.retention_check_interval_ms / 1000)
                 await nursery.start(self.logs.run_flusher)
+                if self.config.log_cleaner_enable and self.config.log_cleaner_threads > 0:
+                    await nursery.start(self.cleaner.run)
                 nursery.start_soon(self.logs.run_loader)  # partitions left unread by a clean start
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
                 # transactions left half done, transaction timeouts, expired transactional ids

@@ -68,6 +68,11 @@ class BrokerConfig:
     log_dirs: tuple[Path, ...] = default_of("log.dirs")
     num_recovery_threads_per_data_dir: int = default_of("num.recovery.threads.per.data.dir")
     retention_check_interval_ms: int = default_of("log.retention.check.interval.ms")
+    log_cleaner_enable: bool = default_of("log.cleaner.enable")
+    log_cleaner_threads: int = default_of("log.cleaner.threads")
+    log_cleaner_dedupe_buffer_size: int = default_of("log.cleaner.dedupe.buffer.size")
+    log_cleaner_io_max_bytes_per_second: float = default_of("log.cleaner.io.max.bytes.per.second")
+    log_cleaner_backoff_ms: int = default_of("log.cleaner.backoff.ms")
     offset_metadata_max_bytes: int = default_of("offset.metadata.max.bytes")
     group_min_session_timeout_ms: int = default_of("group.min.session.timeout.ms")
     group_max_session_timeout_ms: int = default_of("group.max.session.timeout.ms")
@@ -174,6 +179,10 @@ def _warn_not_acted_on(values: dict[Property, Any]) -> None:
 
 def check_relations(cfg: BrokerConfig) -> None:
     """Rules between settings, which the table's one-value checks cannot state."""
+    if cfg.log.max_compaction_lag_ms < cfg.log.min_compaction_lag_ms:
+        raise ConfigError(
+            "log.cleaner.max.compaction.lag.ms must be at least log.cleaner.min.compaction.lag.ms"
+        )
     if cfg.group_max_session_timeout_ms < cfg.group_min_session_timeout_ms:
         raise ConfigError("group.max.session.timeout.ms must be at least group.min.session.timeout.ms")
     if not cfg.listeners:

@@ -215,6 +215,16 @@ class EmbeddedBroker:
         result: dict[int, dict[str, int]] = self._call("producers", topic, partition)
         return result
 
+    def cleaner(self) -> list[dict[str, Any]]:
+        """The log cleaner's state of each compacted partition (dirty ratio, last clean, bytes cleaned)."""
+        result: list[dict[str, Any]] = self._call("cleaner")
+        return result
+
+    def clean_logs(self) -> int:
+        """Clean every compacted partition that needs it now; how many were cleaned."""
+        result: int = self._call("clean_logs")
+        return result
+
     def requests(self) -> list[dict[str, Any]]:
         """Every request received: api_key, api_name, version, client_id, correlation_id, peer."""
         result: list[dict[str, Any]] = self._call("requests")

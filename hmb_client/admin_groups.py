@@ -22,9 +22,9 @@ from hmb_client.assignors import PROTOCOL_TYPE, ConsumerProtocolError, decode_as
 from hmb_client.cluster import Cluster
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import KafkaError, error_for
-from hmb_client.request_bodies import offset_commit_body, offset_fetch_body
+from hmb_client.request_bodies import offset_commit_body, offset_fetch_answer, offset_fetch_body
 from hmb_client.structs import OffsetAndMetadata, TopicPartition
-from kproto import ApiKey
+from kproto import ApiKey, ErrorCode
 
 
 def _node_of(cluster: Cluster, conn: BrokerConnection) -> int:
@@ -76,6 +76,9 @@ async def _describe_on(conn: BrokerConnection, node: int, groups: list[str]) -> 
     )
     out = {}
     for g in body.groups:
+        if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND:  # v6+ (KIP-1043); "Dead" before
+            out[g.group_id] = GroupDescription(g.group_id, "Dead", "", "", (), node)
+            continue
         if g.error_code:
             detail = getattr(g, "error_message", None) or ""
             raise error_for(g.error_code)(f"describing group {g.group_id!r} {detail}".rstrip())
@@ -107,18 +110,19 @@ async def group_offsets(
     conn = await cluster.coordinator(group_id)
     version = conn.pick(ApiKey.OFFSET_FETCH)
     if partitions is not None:
-        body = offset_fetch_body(group_id, partitions)
+        body = offset_fetch_body(group_id, partitions, version)
     elif version >= 2:
-        body = {"group_id": group_id, "topics": None}  # null: every partition with an offset
+        body = offset_fetch_body(group_id, None, version)  # null: every partition with an offset
     else:  # v1 cannot ask for "all": every partition the cluster has
         await cluster.refresh(None, deadline_s=timeout_s, allow_auto_create=False)
         every = [TopicPartition(t.name, p) for t in cluster.topics.values() for p in range(t.partitions)]
-        body = offset_fetch_body(group_id, every)
+        body = offset_fetch_body(group_id, every, version)
     response = await conn.request(ApiKey.OFFSET_FETCH, version, body)
-    if version >= 2 and response.error_code:
-        raise error_for(response.error_code)(f"fetching the offsets of group {group_id!r}")
+    error, topics = offset_fetch_answer(response, version)
+    if error:
+        raise error_for(error)(f"fetching the offsets of group {group_id!r}")
     out = {}
-    for t in response.topics:
+    for t in topics:
         for p in t.partitions:
             if p.error_code:
                 raise error_for(p.error_code)(

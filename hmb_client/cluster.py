@@ -36,6 +36,11 @@ from kproto import ApiKey, ErrorCode
 
 log = logging.getLogger(__name__)
 
+NO_TOPIC_ID = bytes(16)
+"""Metadata v10+ names a topic by id or by name; the all-zero id means "by name" (KIP-516)."""
+FIND_COORDINATOR_BATCHED = 4
+"""From this FindCoordinator version the keys go in a batch and each is answered on its own."""
+
 
 def parse_bootstrap(servers: str | list[str] | tuple[str, ...]) -> list[tuple[str, int]]:
     """``"h1:9092,h2:9092"`` or a list of ``host[:port]`` -> [(host, port)]."""
@@ -229,11 +234,11 @@ class Cluster:
             if names is not None and not names:
                 return
             version = conn.pick(ApiKey.METADATA)
-            wanted: list[dict[str, str]] | None
+            wanted: list[dict[str, str | bytes]] | None
             if names is None:
                 wanted = None if version >= 1 else []  # "all topics": null from v1, empty in v0
-            else:
-                wanted = [{"name": n} for n in names]
+            else:  # v10+ may name a topic by id instead: the zero id means "by name"
+                wanted = [{"topic_id": NO_TOPIC_ID, "name": n} for n in names]
             request = {
                 "topics": wanted,
                 "allow_auto_topic_creation": allow_auto_create,
@@ -245,6 +250,8 @@ class Cluster:
             except (KafkaConnectionError, KafkaTimeoutError):
                 await conn.aclose()
                 raise
+            if version >= 13 and body.error_code:  # v13+: a request-wide error (e.g. authorisation)
+                raise error_for(body.error_code)("fetching metadata")
             self.nodes = {b.node_id: (b.host, b.port) for b in body.brokers}
             self.controller = body.controller_id if version >= 1 else -1
             for t in body.topics:
@@ -308,11 +315,17 @@ class Cluster:
         """The connection to ``group_id``'s coordinator.
 
         FindCoordinator at the negotiated version (v0 is 0.8.2's
-        GroupCoordinator; v1+ add the key type, 0 = group, and an error message).
+        GroupCoordinator; v1+ add the key type, 0 = group, and an error message;
+        v4+ ask for a batch of keys, here of one, and answer each on its own).
         """
         conn = await self.any_connection()
         version = conn.pick(ApiKey.FIND_COORDINATOR)
-        body = await conn.request(ApiKey.FIND_COORDINATOR, version, {"key": group_id, "key_type": 0})
+        request = {"key": group_id, "key_type": 0, "coordinator_keys": [group_id]}
+        body = await conn.request(ApiKey.FIND_COORDINATOR, version, request)
+        if version >= FIND_COORDINATOR_BATCHED:
+            body = next((c for c in body.coordinators if c.key == group_id), None)
+            if body is None:
+                raise error_for(ErrorCode.COORDINATOR_NOT_AVAILABLE)(f"no answer for group {group_id!r}")
         if body.error_code:
             detail = getattr(body, "error_message", None) or ""
             raise error_for(body.error_code)(f"no coordinator for group {group_id!r} {detail}".rstrip())

@@ -7,7 +7,10 @@ connection breaks, every waiting request fails with
 :class:`~hmb_client.errors.KafkaConnectionError` at once, so nothing hangs.
 
 Versions are negotiated once per connection, as Kafka's clients do: the
-first request is ApiVersions v0 (every broker since 0.10 answers it), and
+first request is ApiVersions in the newest version the client knows; a
+broker that does not know that version answers UNSUPPORTED_VERSION in the v0
+layout with its own table (every broker since 0.10 does), and the client
+asks again in the newest version both know.
 :meth:`BrokerConnection.pick` then gives, per API, the highest version both
 sides know.  A broker that closes the connection instead (Kafka 0.8/0.9)
 is reconnected to and spoken to with the 0.8.2 table (``LEGACY_VERSIONS``),
@@ -72,25 +75,27 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 #: The versions hmb_client builds and parses, per API: :meth:`BrokerConnection.pick`'s
 #: default ``ours``, and the one place a version range of the client is written.  Every
 #: range reaches down to what a 0.8.2 broker serves, so the same code talks to old and
-#: new brokers.  The producer's and consumer's tops are the newest non-flexible versions
-#: (InitProducerId excepted); the admin APIs, and ListOffsets (whose special times grow with
-#: its versions), go as far as kproto declares.  OffsetCommit and OffsetFetch start at 1:
-#: v0 is Kafka's ZooKeeper-stored offsets, which no Kafka-compatible broker today keeps.
+#: new brokers.  Fetch's top is its newest non-flexible version; Produce stops at v11 (v12
+#: is a transaction coordinator's business, v13 names topics by id); ApiVersions, Metadata,
+#: FindCoordinator, the group APIs, the admin APIs and ListOffsets (whose special times grow
+#: with its versions) go as far as kproto declares and the client can honour:
+#: OffsetCommit and OffsetFetch stop before v10 (topic ids instead of names).  They start
+#: at 1: v0 is Kafka's ZooKeeper-stored offsets, which no Kafka-compatible broker keeps.
 #: Every range lies inside what kproto declares (``kproto.registry.supported_versions()``):
 #: tests/hmb_client/test_versions_table.py.
 CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
-    ApiKey.PRODUCE: (0, 8),
+    ApiKey.PRODUCE: (0, 11),
     ApiKey.FETCH: (0, 11),
     ApiKey.LIST_OFFSETS: (0, 11),
-    ApiKey.METADATA: (0, 8),
-    ApiKey.OFFSET_COMMIT: (1, 7),
-    ApiKey.OFFSET_FETCH: (1, 5),
-    ApiKey.FIND_COORDINATOR: (0, 2),
-    ApiKey.JOIN_GROUP: (0, 5),
-    ApiKey.HEARTBEAT: (0, 3),
-    ApiKey.LEAVE_GROUP: (0, 3),
-    ApiKey.SYNC_GROUP: (0, 3),
-    ApiKey.API_VERSIONS: (0, 0),
+    ApiKey.METADATA: (0, 13),
+    ApiKey.OFFSET_COMMIT: (1, 9),
+    ApiKey.OFFSET_FETCH: (1, 9),
+    ApiKey.FIND_COORDINATOR: (0, 6),
+    ApiKey.JOIN_GROUP: (0, 9),
+    ApiKey.HEARTBEAT: (0, 4),
+    ApiKey.LEAVE_GROUP: (0, 5),
+    ApiKey.SYNC_GROUP: (0, 5),
+    ApiKey.API_VERSIONS: (0, 4),
     ApiKey.INIT_PRODUCER_ID: (0, 4),
     # the transactional producer's (hmb_client.producer.transactions)
     ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),
@@ -121,8 +126,20 @@ CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
 }
 
-#: The version of the first request on every connection, which every broker since 0.10 answers.
+#: The ApiVersions version every broker since 0.10 answers (and answers an unknown one in).
 API_VERSIONS_REQUEST = CLIENT_VERSIONS[ApiKey.API_VERSIONS][0]
+#: Who this client is, as ApiVersions v3+ tell the broker (KIP-511; letters, digits, '-', '.').
+CLIENT_SOFTWARE_NAME = "hmb-client"
+_UNSUPPORTED_VERSION = int(kproto.ErrorCode.UNSUPPORTED_VERSION)
+
+
+def decode_api_versions(frame: bytes, version: int) -> Any:
+    """An ApiVersions answer to a request of ``version``: in that version's layout, or, when
+    the broker did not know the version (error 35, read before the layout is known: the
+    error code comes first in every version), in the v0 layout that lists what it serves."""
+    if version > API_VERSIONS_REQUEST and int.from_bytes(frame[8:10], "big") == _UNSUPPORTED_VERSION:
+        version = API_VERSIONS_REQUEST
+    return kproto.decode_response(ApiKey.API_VERSIONS, version, frame).body
 
 
 def versions_from(low: int, api_key: int) -> tuple[int, int]:
@@ -275,9 +292,29 @@ class BrokerConnection:
             if lifetime_ms > 0:
                 nursery.start_soon(self._reauthenticate, lifetime_ms, timeout_s)
 
+    async def _api_versions(self, version: int, timeout_s: float) -> Any:
+        from hmb_client import __version__  # the package imports this module: read it at call time
+
+        body = {"client_software_name": CLIENT_SOFTWARE_NAME, "client_software_version": __version__}
+
+        def encode(correlation_id: int) -> bytes:
+            return kproto.encode_request(
+                ApiKey.API_VERSIONS, version, correlation_id, body, client_id=self.client_id
+            )
+
+        pending = await self.send_encoded(
+            ApiKey.API_VERSIONS, version, encode, decode=lambda frame: decode_api_versions(frame, version)
+        )
+        assert pending is not None
+        return await self.wait(pending, timeout_s)
+
     async def _negotiate(self, nursery: trio.Nursery, timeout_s: float, allow_legacy: bool) -> None:
         try:
-            body = await self.request(ApiKey.API_VERSIONS, API_VERSIONS_REQUEST, {}, timeout_s=timeout_s)
+            newest = CLIENT_VERSIONS[ApiKey.API_VERSIONS][1]
+            body = await self._api_versions(newest, timeout_s)
+            if body.error_code == _UNSUPPORTED_VERSION:  # an older broker: ask in a version it knows
+                theirs = {k.api_key: k.max_version for k in body.api_keys}.get(ApiKey.API_VERSIONS, 0)
+                body = await self._api_versions(max(API_VERSIONS_REQUEST, min(newest, theirs)), timeout_s)
         except KafkaConnectionError:
             if not (allow_legacy and self.peer_closed):
                 raise  # a reset or a timeout: the connection failed, it is retried

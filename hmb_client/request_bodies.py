@@ -63,8 +63,9 @@ def offset_commit_body(
     generation_id: int = -1,
     member_id: str = "",
 ) -> dict[str, Any]:
-    """OffsetCommit (v1-7); generation -1 and no member id: not a group member
-    (self-assigned partitions, as Kafka 0.8.2 consumers committed)."""
+    """OffsetCommit (v1-9; v8 is flexible, v9 the same request); generation -1 and no
+    member id: not a group member (self-assigned partitions, as Kafka 0.8.2 consumers
+    committed)."""
     return {
         "group_id": group_id,
         "generation_id": generation_id,
@@ -90,12 +91,34 @@ def offset_commit_body(
     }
 
 
-def offset_fetch_body(group_id: str, partitions: Iterable[TopicPartition]) -> dict[str, Any]:
-    """OffsetFetch (v1-5): the committed offsets of ``partitions`` in ``group_id``."""
-    return {
-        "group_id": group_id,
-        "topics": [
+OFFSET_FETCH_BATCHED = 8
+"""From this OffsetFetch version groups are asked for, and answered, in a ``groups`` batch."""
+
+
+def offset_fetch_body(
+    group_id: str, partitions: Iterable[TopicPartition] | None, version: int = 1
+) -> dict[str, Any]:
+    """OffsetFetch (v1-9): the committed offsets of ``partitions`` in ``group_id``
+    (None: every partition the group committed, v2+).  From v8 the one group is
+    named in the ``groups`` batch, with no member id or epoch (a classic member)."""
+    topics = None
+    if partitions is not None:
+        topics = [
             {"name": topic, "partition_indexes": [tp.partition for tp in tps]}
             for topic, tps in _by_topic(partitions).items()
-        ],
+        ]
+    if version < OFFSET_FETCH_BATCHED:
+        return {"group_id": group_id, "topics": topics, "require_stable": False}
+    return {
+        "groups": [{"group_id": group_id, "member_id": None, "member_epoch": -1, "topics": topics}],
+        "require_stable": False,
     }
+
+
+def offset_fetch_answer(response: Any, version: int) -> tuple[int, Any]:
+    """(group error code, topics) of the one group an OffsetFetch answer is about
+    (v0-1 carry no group error: NONE)."""
+    if version >= OFFSET_FETCH_BATCHED:
+        group = response.groups[0]
+        return group.error_code, group.topics
+    return (response.error_code if version >= 2 else 0), response.topics

@@ -1,4 +1,4 @@
-"""Produce v0-v8 with ``struct``, both ends: a broker's half and a producer's half.
+"""Produce v0-v12 with ``struct``, both ends: a broker's half and a producer's half.
 
 Produce is the request a busy producer sends thousands of times a second;
 through the Construct grammar its decode cost ~30 µs and its response ~20 µs
@@ -14,27 +14,37 @@ The grammar in :mod:`kproto.messages.produce` stays the reference: property
 tests (``tests/kproto/test_produce_fast.py``) check that whatever a fast
 decoder accepts, the grammar decodes to the same values, and that each fast
 encoder is byte for byte the grammar's encoding, at every version kproto
-declares (a struct fast path is only trusted with such a proof).
-:mod:`kproto.fetch_fast` is its sibling for Fetch responses.
+declares up to ``MAX_VERSION`` (a struct fast path is only trusted with such
+a proof).  :mod:`kproto.fetch_fast` is its sibling for Fetch responses.
 
 Rules of this module:
 
 * The decoder never raises and never decides what is an error: anything it
   does not take in stride (a short frame, a bad length, invalid UTF-8,
-  trailing bytes, a version outside 0-8) makes it return ``None``, and the
-  caller decodes with Construct, which raises the usual :class:`kproto.DecodeError`.
-  So bad input is answered exactly as before.
+  trailing bytes, a version outside 0-12, a tagged field) makes it return
+  ``None``, and the caller decodes with Construct, which raises the usual
+  :class:`kproto.DecodeError` or reads the tagged fields.  So bad input is
+  answered exactly as before.
 * Each partition's records are a ``bytearray`` (one copy out of the frame):
   :func:`kproto.records.assign_batches` patches offsets into it in place
   instead of copying it once more.
+* v13 names topics by id: past ``MAX_VERSION``, the grammar's job.
 
-Produce request v0-v8, header v1 (none of these versions is flexible)::
+Produce request v0-v8, header v1::
 
     size int32, api_key int16, api_version int16, correlation_id int32,
     client_id nullable_string,
     transactional_id nullable_string            (v3+)
     acks int16, timeout_ms int32,
     [name string, [index int32, records nullable_bytes]]
+
+Produce request v9-v12 (flexible), header v2: the same fields, with
+``uvarint(n + 1)`` lengths and counts (0 = null) and a tagged-field count
+(``tags``, always 0 here) ending the header and every struct::
+
+    size, api_key, api_version, correlation_id, client_id nullable_string, tags,
+    transactional_id compact_nullable_string, acks int16, timeout_ms int32,
+    [name compact_string, [index int32, records compact_nullable_bytes, tags], tags], tags
 
 Produce response v0-v8::
 
@@ -45,6 +55,13 @@ Produce response v0-v8::
       log_start_offset int64                     (v5+)
       [record_errors] (always empty here), error_message nullable_string (v8+)]]
     throttle_time_ms int32                       (v1+)
+
+Produce response v9-v12 (flexible), header v1 (``correlation_id, tags``): the
+v8 fields with compact lengths and a tagged-field count ending each struct;
+v10's tagged ``current_leader`` (per partition) and ``node_endpoints``
+(top level) name a new leader after NOT_LEADER_OR_FOLLOWER, which a single
+broker never answers, so they are never written, and a response carrying
+them is left to the grammar.
 """
 
 from __future__ import annotations
@@ -70,7 +87,8 @@ __all__ = [
     "produce_acks",
 ]
 
-MAX_VERSION = 8
+MAX_VERSION = 12
+FIRST_FLEXIBLE = 9  # from this version on: compact lengths, tagged fields, request header v2
 
 _HEAD = struct.Struct(">ihhih")  # size, api key, version, correlation id, client_id length
 _I16 = struct.Struct(">h")
@@ -105,6 +123,47 @@ class _Reject(Exception):  # noqa: N818 - a signal inside this module, never see
     """Not for the fast path: let the grammar decide."""
 
 
+_DECLINED = (struct.error, UnicodeDecodeError, IndexError, _Reject)
+"""What reading past the end or a bad field raises here: the frame goes to the grammar."""
+
+
+def _uvarint(frame: bytes | bytearray, pos: int) -> tuple[int, int]:
+    """The unsigned varint at ``pos`` (at most 5 bytes: 32 bits) and the position after it."""
+    byte = frame[pos]
+    if byte < 0x80:
+        return byte, pos + 1
+    value = byte & 0x7F
+    for shift in (7, 14, 21, 28):
+        pos += 1
+        byte = frame[pos]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos + 1
+    raise _Reject
+
+
+def _no_tags(frame: bytes | bytearray, pos: int) -> int:
+    """The position after an empty tagged-field section; one with fields is the grammar's."""
+    if frame[pos] != 0:
+        raise _Reject
+    return pos + 1
+
+
+_ONE_BYTE = [bytes((n,)) for n in range(0x80)]
+
+
+def _uvarint_bytes(value: int) -> bytes:
+    """``value`` as an unsigned varint (one byte below 128: the common case, from a table)."""
+    if value < 0x80:
+        return _ONE_BYTE[value]
+    raw = bytearray()
+    while value > 0x7F:
+        raw.append((value & 0x7F) | 0x80)
+        value >>= 7
+    raw.append(value)
+    return bytes(raw)
+
+
 def decode_produce_request(frame: bytes | bytearray) -> Request | None:
     """The Produce request in ``frame`` (size prefix included), or ``None``.
 
@@ -115,7 +174,7 @@ def decode_produce_request(frame: bytes | bytearray) -> Request | None:
     """
     try:
         return _decode(frame)
-    except (struct.error, UnicodeDecodeError, _Reject):
+    except _DECLINED:
         return None
 
 
@@ -148,6 +207,8 @@ def _decode(frame: bytes | bytearray) -> Request:
     if api_key != _PRODUCE or not 0 <= version <= MAX_VERSION or size != end - 4:
         raise _Reject
     client_id, pos = _string(frame, 14, n, end, True)
+    if version >= FIRST_FLEXIBLE:
+        return _decode_flexible(frame, version, correlation_id, client_id, _no_tags(frame, pos))
     transactional_id = None
     if version >= 3:
         (n,) = _I16.unpack_from(frame, pos)
@@ -180,18 +241,69 @@ def _decode(frame: bytes | bytearray) -> Request:
         view.release()
     if pos != end:
         raise _Reject
+    return _request(
+        version, correlation_id, client_id, ProduceRequestData(transactional_id, acks, timeout_ms, topic_data)
+    )
+
+
+def _request(version: int, correlation_id: int, client_id: str | None, body: ProduceRequestData) -> Request:
     request: Request = _new(Request)
     # Request is a frozen dataclass, whose __init__ sets each field through
     # object.__setattr__ (2-3 µs); filling the instance dict directly is the same object.
     request.__dict__.update(
-        api_key=api_key,
+        api_key=_PRODUCE,
         version=version,
         correlation_id=correlation_id,
         client_id=client_id,
-        body=ProduceRequestData(transactional_id, acks, timeout_ms, topic_data),
+        body=body,
         header_tagged_fields=_EMPTY,
     )
     return request
+
+
+def _decode_flexible(
+    frame: bytes | bytearray, version: int, correlation_id: int, client_id: str | None, pos: int
+) -> Request:
+    """The body of a v9+ request, from ``pos`` (after the header's tagged fields)."""
+    end = len(frame)
+    n, pos = _uvarint(frame, pos)
+    transactional_id, pos = _string(frame, pos, n - 1, end, True)
+    acks, timeout_ms = _I16_I32.unpack_from(frame, pos)
+    topics, pos = _uvarint(frame, pos + 6)
+    if topics == 0:  # a null array
+        raise _Reject
+    view = memoryview(frame)
+    topic_data = []
+    try:
+        for _ in range(topics - 1):
+            n, pos = _uvarint(frame, pos)
+            name, pos = _string(frame, pos, n - 1, end, False)
+            count, pos = _uvarint(frame, pos)
+            if count == 0:
+                raise _Reject
+            partitions = []
+            for _ in range(count - 1):
+                (index,) = _I32.unpack_from(frame, pos)
+                n, pos = _uvarint(frame, pos + 4)
+                if n == 0:
+                    records = None
+                else:
+                    stop = pos + n - 1
+                    if stop > end:
+                        raise _Reject
+                    records = bytearray(view[pos:stop])
+                    pos = stop
+                partitions.append(PartitionProduceData(index, records))
+                pos = _no_tags(frame, pos)
+            topic_data.append(TopicProduceData(name, partitions))  # type: ignore[arg-type]  # not null
+            pos = _no_tags(frame, pos)
+    finally:
+        view.release()
+    if _no_tags(frame, pos) != end:
+        raise _Reject
+    return _request(
+        version, correlation_id, client_id, ProduceRequestData(transactional_id, acks, timeout_ms, topic_data)
+    )
 
 
 _PARTITION = struct.Struct(">ihq")  # index, error_code, base_offset
@@ -210,14 +322,22 @@ def encode_produce_response(
     *,
     throttle_time_ms: int = 0,
     log_append_times: Mapping[tuple[str, int], int] | None = None,
+    error_messages: Mapping[tuple[str, int], str] | None = None,
 ) -> bytes:
     """The Produce response frame of ``version`` (size prefix included).
 
     ``log_append_time_ms`` (v2+) is the stamp ``log_append_times`` gives a
     (topic, partition) of a LogAppendTime topic, else -1; per-record errors
-    are empty and the error message null: what this broker always answers.
+    are empty, and the error message (v8+) is what ``error_messages`` gives a
+    (topic, partition), else null.
     """
     out = bytearray(_I32_I32.pack(0, correlation_id))
+    if version >= FIRST_FLEXIBLE:
+        _flexible_response(out, responses, log_append_times)
+        out += _I32.pack(throttle_time_ms)
+        out.append(0)  # no tagged fields
+        _I32.pack_into(out, 0, len(out) - 4)
+        return bytes(out)
     out += _I32.pack(len(responses))
     for name, partitions in responses:
         raw = name.encode("utf-8")
@@ -229,7 +349,12 @@ def encode_produce_response(
             if version >= 5:
                 out += _PARTITION_V5.pack(index, code, base, stamp, start)
                 if version >= 8:
-                    out += _V8_TAIL
+                    message = error_messages.get((name, index)) if error_messages else None
+                    if message is None:
+                        out += _V8_TAIL
+                    else:
+                        text = message.encode("utf-8")
+                        out += _I32.pack(0) + _I16.pack(len(text)) + text
             elif version >= 2:
                 out += _PARTITION_V2.pack(index, code, base, stamp)
             else:
@@ -238,6 +363,29 @@ def encode_produce_response(
         out += _I32.pack(throttle_time_ms)
     _I32.pack_into(out, 0, len(out) - 4)
     return bytes(out)
+
+
+_FLEXIBLE_TAIL = b"\x01\x00\x00"  # no record errors, null error message, no tagged fields
+
+
+def _flexible_response(
+    out: bytearray,
+    responses: list[tuple[str, list[PartitionResult]]],
+    log_append_times: Mapping[tuple[str, int], int] | None,
+) -> None:
+    """The v9+ body up to ``throttle_time_ms``, after a header without tagged fields."""
+    out.append(0)  # the response header's tagged fields
+    out += _uvarint_bytes(len(responses) + 1)
+    for name, partitions in responses:
+        raw = name.encode("utf-8")
+        out += _uvarint_bytes(len(raw) + 1)
+        out += raw
+        out += _uvarint_bytes(len(partitions) + 1)
+        for index, code, base, start in partitions:
+            stamp = log_append_times.get((name, index), -1) if log_append_times else -1
+            out += _PARTITION_V5.pack(index, code, base, stamp, start)
+            out += _FLEXIBLE_TAIL
+        out.append(0)
 
 
 # ---------------------------------------------------------------- the producer's half
@@ -267,7 +415,7 @@ def encode_produce_request(
     topics: list[tuple[str, list[tuple[int, bytes | None]]]],
     transactional_id: str | None = None,
 ) -> bytes:
-    """The Produce request frame of ``version`` (0-8, size prefix included).
+    """The Produce request frame of ``version`` (0-12, size prefix included).
 
     ``topics`` is ``[(name, [(partition, records or None), ...]), ...]``;
     ``transactional_id`` is written from v3 on, as the grammar does.  Raises
@@ -278,6 +426,10 @@ def encode_produce_request(
         raise ValueError(f"Produce v{version} is not v0-v{MAX_VERSION}")
     out: list[bytes] = [b""]  # the head, filled in once the size is known
     size = 8 + _put_string(out, client_id)  # api key, version, correlation id, client id
+    if version >= FIRST_FLEXIBLE:
+        size += _flexible_request(out, acks, timeout_ms, topics, transactional_id)
+        out[0] = _REQUEST_HEAD.pack(size, _PRODUCE, version, correlation_id)
+        return b"".join(out)
     if version >= 3:
         size += _put_string(out, transactional_id)
     out.append(_ACKS_TIMEOUT_COUNT.pack(acks, timeout_ms, len(topics)))
@@ -295,6 +447,43 @@ def encode_produce_request(
                 size += 8 + len(records)
     out[0] = _REQUEST_HEAD.pack(size, _PRODUCE, version, correlation_id)
     return b"".join(out)
+
+
+def _flexible_request(
+    out: list[bytes],
+    acks: int,
+    timeout_ms: int,
+    topics: list[tuple[str, list[tuple[int, bytes | None]]]],
+    transactional_id: str | None,
+) -> int:
+    """Append a v9+ request after its client id (the header's tagged fields on); its size."""
+    first = len(out)
+    append = out.append
+    append(b"\x00")  # the header's tagged fields
+    if transactional_id is None:
+        append(b"\x00")
+    else:
+        raw = transactional_id.encode("utf-8")
+        append(_uvarint_bytes(len(raw) + 1))
+        append(raw)
+    append(_I16_I32.pack(acks, timeout_ms))
+    append(_uvarint_bytes(len(topics) + 1))
+    for name, partitions in topics:
+        raw = name.encode("utf-8")
+        append(_uvarint_bytes(len(raw) + 1))
+        append(raw)
+        append(_uvarint_bytes(len(partitions) + 1))
+        for index, records in partitions:
+            append(_I32.pack(index))
+            if records is None:
+                append(b"\x00\x00")  # null records, no tagged fields
+            else:
+                append(_uvarint_bytes(len(records) + 1))
+                append(records)
+                append(b"\x00")  # the partition's tagged fields
+        append(b"\x00")  # the topic's tagged fields
+    append(b"\x00")  # the body's tagged fields
+    return sum(map(len, out[first:]))
 
 
 class PartitionAck(NamedTuple):
@@ -323,9 +512,42 @@ def decode_produce_response(version: int, frame: bytes | bytearray) -> list[Part
     if not 0 <= version <= MAX_VERSION:
         return None
     try:
+        if version >= FIRST_FLEXIBLE:
+            return _decode_flexible_response(frame)
         return _decode_response(version, frame)
-    except (struct.error, UnicodeDecodeError, _Reject):
+    except _DECLINED:
         return None
+
+
+def _decode_flexible_response(frame: bytes | bytearray) -> list[PartitionAck]:
+    size, _correlation_id = _I32_I32.unpack_from(frame, 0)
+    end = len(frame)
+    if size != end - 4:
+        raise _Reject
+    topics, pos = _uvarint(frame, _no_tags(frame, 8))
+    if topics == 0:
+        raise _Reject
+    acks: list[PartitionAck] = []
+    step = _PARTITION_V5.size
+    for _ in range(topics - 1):
+        n, pos = _uvarint(frame, pos)
+        name, pos = _string(frame, pos, n - 1, end, False)
+        count, pos = _uvarint(frame, pos)
+        if count == 0:
+            raise _Reject
+        for _ in range(count - 1):
+            index, code, base, stamp, _start = _PARTITION_V5.unpack_from(frame, pos)
+            errors, pos = _uvarint(frame, pos + step)
+            if errors != 1:  # per-record errors (or a null array): the grammar's job
+                raise _Reject
+            n, pos = _uvarint(frame, pos)
+            message, pos = _string(frame, pos, n - 1, end, True)
+            pos = _no_tags(frame, pos)  # v10's current leader: the grammar's job
+            acks.append(PartitionAck(name, index, code, base, stamp, message))  # type: ignore[arg-type]
+        pos = _no_tags(frame, pos)
+    if _no_tags(frame, pos + 4) != end:  # after throttle_time_ms; v10's node endpoints: the grammar's
+        raise _Reject
+    return acks
 
 
 def _decode_response(version: int, frame: bytes | bytearray) -> list[PartitionAck]:

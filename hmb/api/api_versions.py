@@ -38,7 +38,7 @@ def unsupported_version_response(correlation_id: int, handlers: dict[int, Handle
 _ENCODED: dict[tuple[int, int], bytes] = {}
 
 
-@handles(ApiKey.API_VERSIONS, versions=(0, 3))
+@handles(ApiKey.API_VERSIONS, versions=(0, 4))
 async def handle(ctx: RequestContext) -> Reply:
     """Every client asks this first, on every connection: the answer is encoded once per
     version and table (encoding it each time was a tenth of the cost of opening a connection,

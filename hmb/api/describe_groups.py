@@ -1,11 +1,13 @@
-"""DescribeGroups v0-4: state, protocol and members of groups (what kafka-consumer-groups shows).
+"""DescribeGroups v0-6: state, protocol and members of groups (what kafka-consumer-groups shows).
 
 Kafka's summary rules: member metadata, assignments and the protocol name
-are shown only for a Stable group; an unknown group is answered with error
-NONE and state "Dead" (v0-5), a group known only from committed offsets as
-"Empty".  v3+ authorized operations: when asked, KIP-430's bit field of
-what the connection may do to the group (from the authoriser; every group
-operation without one), else INT32_MIN.
+are shown only for a Stable group; an unknown group is answered with state
+"Dead" and error NONE in v0-5, GROUP_ID_NOT_FOUND with a message from v6
+(KIP-1043); a group known only from committed offsets is "Empty".  v4+
+members carry their group instance id; v5+ flexible.  v3+ authorized
+operations: when asked, KIP-430's bit field of what the connection may do
+to the group (from the authoriser; every group operation without one),
+else INT32_MIN.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from kproto import ApiKey, ErrorCode
 def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     out: dict[str, Any] = {
         "error_code": ErrorCode.NONE,
+        "error_message": None,
         "group_id": group_id,
         "group_state": GroupState.DEAD.value,
         "protocol_type": "",
@@ -37,6 +40,8 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if g is None:
         if group_id in ctx.offsets.groups():
             out["group_state"] = GroupState.EMPTY.value
+        elif ctx.request.version >= 6:
+            out.update(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.")
         return out
     stable = g.state == GroupState.STABLE
     out.update(
@@ -58,7 +63,7 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     return out
 
 
-@handles(ApiKey.DESCRIBE_GROUPS, versions=(0, 4))
+@handles(ApiKey.DESCRIBE_GROUPS, versions=(0, 6))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     groups = []

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from hmb.log.errors import (
     DuplicateSequenceError,
     InvalidProducerEpochError,
+    KeylessRecordError,
     MagicNotAllowedError,
     OffsetOutOfRangeError,
     OutOfOrderSequenceError,
@@ -53,6 +54,7 @@ ERROR_CODES: dict[type[BaseException], Mapping] = {
     DuplicateSequenceError: Mapping(ErrorCode.DUPLICATE_SEQUENCE_NUMBER, logging.INFO),
     InvalidProducerEpochError: Mapping(ErrorCode.INVALID_PRODUCER_EPOCH, logging.INFO),
     TransactionalBatchError: Mapping(ErrorCode.INVALID_TXN_STATE, logging.INFO),
+    KeylessRecordError: Mapping(ErrorCode.INVALID_RECORD, logging.INFO),
     PartitionDeletedError: Mapping(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
     OffsetOutOfRangeError: Mapping(ErrorCode.OFFSET_OUT_OF_RANGE),
     # A failing disk.  Produce clients before v4 do not know KAFKA_STORAGE_ERROR;

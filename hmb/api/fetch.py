@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+from collections.abc import Callable
 
 import trio
 
@@ -52,7 +53,7 @@ from hmb.security.acl import Operation
 from kproto import ApiKey, CorruptRecordError, ErrorCode
 from kproto.fetch_fast import PartitionData, build_fetch_response
 from kproto.records import downconvert
-from kproto.records.entry import max_magic
+from kproto.records.entry import LOG_OVERHEAD, entry_size, last_offset, max_magic
 
 log = logging.getLogger(__name__)
 
@@ -155,10 +156,41 @@ def _converted(region: FileRegion, to_magic: int) -> bytes | None:
     return out
 
 
-async def _downconvert_all(topics: list[tuple[str, Partitions]], version: int) -> None:
+def _after(data: bytes, offset: int) -> int:
+    """The offset after the last complete entry of ``data`` (``offset`` when there is none)."""
+    pos = 0
+    while len(data) - pos >= LOG_OVERHEAD and pos + entry_size(data, pos) <= len(data):
+        offset = max(offset, last_offset(data, pos) + 1)
+        pos += entry_size(data, pos)
+    return offset
+
+
+def _converted_past(plog: PartitionLog | None, data: bytes, to_magic: int, max_bytes: int) -> bytes:
+    """What a legacy reader gets when a region converts to nothing: the batches it held
+    have no record left (a batch a cleaning emptied, kept for its producer's state), so
+    the conversion reads on after them until some record converts, as a consumer of the
+    old formats cannot be told to skip offsets otherwise."""
+    offset = _after(data, 0)
+    for _ in range(64):  # bounded: each step passes at least one entry
+        if plog is None or offset >= plog.high_watermark:
+            return b""
+        with plog.read(offset, max_bytes, min_one=True) as region:
+            if region is None:
+                return b""
+            data = region.read()
+        out = downconvert(data, to_magic)
+        if out:
+            return out
+        offset = _after(data, offset)
+    return b""
+
+
+async def _downconvert_all(
+    topics: list[tuple[str, Partitions]], version: int, logs: Callable[[str, int], PartitionLog | None]
+) -> None:
     """Replace, in place, each region newer than what Fetch ``version`` reads by converted bytes."""
     to_magic = 0 if version <= 1 else 1
-    for _name, partitions in topics:
+    for name, partitions in topics:
         for i, pd in enumerate(partitions):
             region = pd.records
             if not isinstance(region, FileRegion) or not region.length:
@@ -173,6 +205,9 @@ async def _downconvert_all(topics: list[tuple[str, Partitions]], version: int) -
                 code = error_code(exc, ApiKey.FETCH, version)
                 partitions[i] = PartitionData(pd.partition, code, pd.high_watermark, None)
                 continue
+            if out == b"":
+                plog = logs(name, pd.partition)
+                out = _converted_past(plog, region.read(), to_magic, max(region.length, 1))
             if out is not None:
                 partitions[i] = pd._replace(records=out)
 
@@ -196,7 +231,7 @@ async def handle(ctx: RequestContext) -> Reply:
         )
     if version <= 3:
         try:
-            await _downconvert_all(topics, version)
+            await _downconvert_all(topics, version, ctx.logs.get)
         except BaseException:
             stack.close()
             raise

@@ -1,8 +1,13 @@
-"""FindCoordinator v0-v2 (0.8.2 GroupCoordinator): every group and transaction is coordinated here.
+"""FindCoordinator v0-6 (0.8.2 GroupCoordinator): every group and transaction is coordinated here.
 
 v1 adds the key type: 0 asks for a group's coordinator, 1 for a
 transactional id's; this broker is both (Describe on the group or the
-transactional id is required).  Another key type is INVALID_REQUEST.
+transactional id is required).  v3+ flexible.  v4+ (KIP-699) ask for a batch of keys of one type and are
+answered per key.  v5 only allows TRANSACTION_ABORTABLE among the answers.
+v6 (KIP-932) adds key type 2, a share group's coordinator: share groups are
+not served, so such a key is answered INVALID_REQUEST, as an unknown key
+type is.  What a key type is answered is decided in one place,
+:func:`coordinator_for`; the handler only lays the answers out per version.
 """
 
 from __future__ import annotations
@@ -17,46 +22,46 @@ from kproto import ApiKey, ErrorCode
 
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
+BATCHED_VERSION = 4
+"""From this version the keys come as ``coordinator_keys`` and each is answered on its own."""
 
 
 def _error(code: int, message: str | None) -> dict[str, Any]:
-    return {
-        "throttle_time_ms": 0,
-        "error_code": code,
-        "error_message": message,
-        "node_id": -1,
-        "host": "",
-        "port": -1,
-    }
+    return {"error_code": code, "error_message": message, "node_id": -1, "host": "", "port": -1}
 
 
-#: key type -> the resource Describe is checked on (every key type is coordinated by this broker)
+#: key type -> the resource Describe is checked on (this broker coordinates both)
 KEY_RESOURCES = {KEY_TYPE_GROUP: ResourceType.GROUP, KEY_TYPE_TRANSACTION: ResourceType.TRANSACTIONAL_ID}
 
 
-def refusal(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any] | None:
-    """The answer when this broker does not coordinate ``key`` for this client (None: it does)."""
+def coordinator_for(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
+    """Who coordinates ``key`` of ``key_type``: error code and message, node id, host and port."""
     resource = KEY_RESOURCES.get(key_type)
     if resource is None:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
     if not allowed(ctx, Operation.DESCRIBE, resource, key):
         return _error(DENIED[resource], None)
-    return None
-
-
-@handles(ApiKey.FIND_COORDINATOR, versions=(0, 2))
-async def handle(ctx: RequestContext) -> Reply:
-    key_type = ctx.request.body.key_type if ctx.request.version >= 1 else KEY_TYPE_GROUP
-    key = ctx.request.body.key
-    refused = refusal(ctx, key_type, key)
-    if refused is not None:
-        return refused
     adv = ctx.services.advertised(ctx.session.listener)
     return {
-        "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
         "error_message": None,
         "node_id": ctx.config.node_id,
         "host": adv.host,
         "port": adv.port,
+    }
+
+
+@handles(ApiKey.FIND_COORDINATOR, versions=(0, 6))
+async def handle(ctx: RequestContext) -> Reply:
+    body = ctx.request.body
+    key_type = body.key_type if ctx.request.version >= 1 else KEY_TYPE_GROUP
+    if ctx.request.version < BATCHED_VERSION:
+        return {"throttle_time_ms": 0, **coordinator_for(ctx, key_type, body.key)}
+    if not body.coordinator_keys:
+        return {"throttle_time_ms": 0, "coordinators": []}
+    return {
+        "throttle_time_ms": 0,
+        "coordinators": [
+            {"key": key, **coordinator_for(ctx, key_type, key)} for key in body.coordinator_keys
+        ],
     }

@@ -1,6 +1,7 @@
-"""Heartbeat v0-3: a member is alive; REBALANCE_IN_PROGRESS tells it to rejoin.
+"""Heartbeat v0-4: a member is alive; REBALANCE_IN_PROGRESS tells it to rejoin.
 
-v3's ``group_instance_id``: a replaced static member gets FENCED_INSTANCE_ID.
+v3+ ``group_instance_id``: a replaced static member gets FENCED_INSTANCE_ID.
+v4 is the same request in the flexible layout.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 
 
-@handles(ApiKey.HEARTBEAT, versions=(0, 3))
+@handles(ApiKey.HEARTBEAT, versions=(0, 4))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     if not group_allowed(ctx, Operation.READ, body.group_id):

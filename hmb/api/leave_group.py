@@ -1,11 +1,14 @@
-"""LeaveGroup v0-3: members leave at once instead of timing out, so the rest rebalance now.
+"""LeaveGroup v0-5: members leave at once instead of timing out, so the rest rebalance now.
 
-v0-2 name one member and answer with its error; v3 names a batch and
-answers per member under a top-level NONE (Kafka's layout).  A v3 member
-without a member id is looked up by its group instance id.
+v0-2 name one member and answer with its error; v3+ name a batch and
+answer per member under a top-level NONE (Kafka's layout).  A v3+ member
+without a member id is looked up by its group instance id.  v4+ flexible;
+v5+ each member's ``reason`` (KIP-800) is logged with its departure.
 """
 
 from __future__ import annotations
+
+import logging
 
 from hmb.api.authz import group_allowed
 from hmb.api.context import Reply, RequestContext
@@ -13,8 +16,10 @@ from hmb.api.registry import handles
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 
+log = logging.getLogger(__name__)
 
-@handles(ApiKey.LEAVE_GROUP, versions=(0, 3))
+
+@handles(ApiKey.LEAVE_GROUP, versions=(0, 5))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     groups = ctx.groups
@@ -23,6 +28,9 @@ async def handle(ctx: RequestContext) -> Reply:
         return denied if ctx.request.version < 3 else {**denied, "members": []}
     if ctx.request.version < 3:
         return {"throttle_time_ms": 0, "error_code": groups.leave(body.group_id, body.member_id)}
+    for m in body.members:
+        if m.get("reason"):
+            log.info("group %s: member %r leaves: %s", body.group_id, m.member_id, m.reason)
     members = [
         {
             "member_id": m.member_id,

@@ -1,4 +1,4 @@
-"""OffsetCommit v0-7: store a group's positions (durably, in ``__consumer_offsets``).
+"""OffsetCommit v0-9: store a group's positions (durably, in ``__consumer_offsets``).
 
 Who may commit is the group coordinator's call (Kafka's rules, see
 ``GroupCoordinator.check_commit``): generation -1 with an empty member id
@@ -10,7 +10,14 @@ Version notes: v1's per-partition commit timestamp and v2-v4's
 ``retention_time_ms`` are stored in the record as Kafka does; v6's
 ``committed_leader_epoch`` is stored with the offset (KIP-320) and returned
 by OffsetFetch v5+; v7's ``group_instance_id`` identifies a static member: a
-replaced one is answered FENCED_INSTANCE_ID.
+replaced one is answered FENCED_INSTANCE_ID.  v8+ flexible.  v9 is the
+first version a KIP-848 consumer may send, where ``generation_id`` is its
+member epoch; every group here is a classic group, so it is checked as a
+generation as before (-1 with an empty member id: a simple commit), and, as
+Kafka 4 does from v9, a commit with a generation into a group the broker
+does not know (no members, no committed offsets) is answered
+GROUP_ID_NOT_FOUND (ILLEGAL_GENERATION before).
+Topic ids instead of names (v10) are not served yet.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from kproto import ApiKey, ErrorCode
 log = logging.getLogger(__name__)
 
 
-@handles(ApiKey.OFFSET_COMMIT, versions=(0, 7))
+@handles(ApiKey.OFFSET_COMMIT, versions=(0, 9))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     services = ctx.services
@@ -41,6 +48,13 @@ async def handle(ctx: RequestContext) -> Reply:
         group_error = services.groups.check_commit(
             body.group_id, body.generation_id, body.member_id, body.get("group_instance_id")
         )
+        if (
+            group_error == ErrorCode.ILLEGAL_GENERATION
+            and ctx.request.version >= 9
+            and services.groups.describe(body.group_id) is None
+            and body.group_id not in services.offsets.groups()
+        ):
+            group_error = ErrorCode.GROUP_ID_NOT_FOUND
     codes: dict[tuple[str, int], int] = {}
     accepted: list[CommitEntry] = []
     readable = topics_allowed(ctx, Operation.READ, (t.name for t in body.topics))

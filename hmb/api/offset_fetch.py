@@ -1,9 +1,16 @@
-"""OffsetFetch v0-5: a group's committed positions (-1 and no error when none).
+"""OffsetFetch v0-9: a group's committed positions (-1 and no error when none).
 
 v2+ may ask with a null topic list for every committed offset of the group
 and carries a top-level error code; v5 returns the leader epoch committed
-with the offset (-1 when the commit carried none).  Offsets are returned whatever the
-group's state, as Kafka does: the group may not use group management at all.
+with the offset (-1 when the commit carried none); v6+ flexible.  v7's
+``require_stable`` asks to wait out pending transactional commits: this
+broker keeps none, so every offset is stable and it is answered at once.
+v8+ ask for several groups in one request and answer each group with its
+own error code.  v9 adds the member id and epoch a KIP-848 consumer sends;
+every group here is a classic group, for which Kafka does not check them.
+Topic ids instead of names (v10) are not served yet.  Offsets are returned
+whatever the group's state, as Kafka does: the group may not use group
+management at all.
 """
 
 from __future__ import annotations
@@ -16,6 +23,9 @@ from hmb.api.registry import handles
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
 
+BATCHED_VERSION = 8
+"""From this version a request names several groups and each is answered on its own."""
+
 
 def _partition(index: int, offset: int, metadata: str, error: int, epoch: int = -1) -> dict[str, Any]:
     return {
@@ -27,25 +37,24 @@ def _partition(index: int, offset: int, metadata: str, error: int, epoch: int = 
     }
 
 
-@handles(ApiKey.OFFSET_FETCH, versions=(0, 5))
-async def handle(ctx: RequestContext) -> Reply:
-    body = ctx.request.body
+def _group_offsets(ctx: RequestContext, group_id: str, asked: Any) -> tuple[int, list[dict[str, Any]]]:
+    """(group error, topics) for one group; ``asked`` is its topic list, None for all it committed."""
     services = ctx.services
     topics: list[dict[str, Any]] = []
-    if not group_allowed(ctx, Operation.DESCRIBE, body.group_id):
+    if not group_allowed(ctx, Operation.DESCRIBE, group_id):
         denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
         topics = [
             {"name": t.name, "partitions": [_partition(i, -1, "", denied) for i in t.partition_indexes]}
-            for t in body.topics or ()
+            for t in asked or ()
         ]
-        return {"throttle_time_ms": 0, "topics": topics, "error_code": denied}
-    committed_offsets = services.offsets.of_group(body.group_id) if body.topics is None else {}
+        return denied, topics
+    committed_offsets = services.offsets.of_group(group_id) if asked is None else {}
     describable = topics_allowed(
         ctx,
         Operation.DESCRIBE,
-        (t.name for t in body.topics) if body.topics is not None else {t for t, _ in committed_offsets},
+        (t.name for t in asked) if asked is not None else {t for t, _ in committed_offsets},
     )
-    if body.topics is None:  # v2+: everything the group has committed
+    if asked is None:  # v2+: everything the group has committed
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for (topic, index), committed in committed_offsets.items():
             if topic not in describable:
@@ -56,7 +65,7 @@ async def handle(ctx: RequestContext) -> Reply:
                 )
             )
         topics = [{"name": t, "partitions": parts} for t, parts in by_topic.items()]
-    for topic in body.topics or ():
+    for topic in asked or ():
         partitions = []
         for index in topic.partition_indexes:
             if topic.name not in describable:
@@ -65,7 +74,7 @@ async def handle(ctx: RequestContext) -> Reply:
             if services.logs.get(topic.name, index) is None:
                 partitions.append(_partition(index, -1, "", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
-            stored = services.offsets.get(body.group_id, topic.name, index)
+            stored = services.offsets.get(group_id, topic.name, index)
             if stored is None:
                 partitions.append(_partition(index, -1, "", ErrorCode.NONE))
             else:
@@ -73,4 +82,17 @@ async def handle(ctx: RequestContext) -> Reply:
                     _partition(index, stored.offset, stored.metadata, ErrorCode.NONE, stored.leader_epoch)
                 )
         topics.append({"name": topic.name, "partitions": partitions})
-    return {"throttle_time_ms": 0, "topics": topics, "error_code": ErrorCode.NONE}
+    return ErrorCode.NONE, topics
+
+
+@handles(ApiKey.OFFSET_FETCH, versions=(0, 9))
+async def handle(ctx: RequestContext) -> Reply:
+    body = ctx.request.body
+    if ctx.request.version < BATCHED_VERSION:
+        error, topics = _group_offsets(ctx, body.group_id, body.topics)
+        return {"throttle_time_ms": 0, "topics": topics, "error_code": error}
+    groups = []
+    for group in body.groups:
+        error, topics = _group_offsets(ctx, group.group_id, group.topics)
+        groups.append({"group_id": group.group_id, "topics": topics, "error_code": error})
+    return {"throttle_time_ms": 0, "groups": groups}

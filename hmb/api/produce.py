@@ -1,4 +1,4 @@
-"""Produce v0-v8: validate and append each partition's records, answer per partition.
+"""Produce v0-v11: validate and append each partition's records, answer per partition.
 
 Errors are per partition (Kafka's codes); one bad partition never fails the
 others.  With ``acks == 0`` nothing is sent back, not even errors, as Kafka
@@ -14,7 +14,17 @@ is :mod:`hmb.api.errors`' table.  Response fields of newer versions:
 ``log_append_time_ms`` -1 (v2+, CreateTime topics only), the partition's
 ``log_start_offset`` (v5+), no per-record errors (v8).  A transactional
 batch must go to a partition of its open transaction
-(:mod:`hmb.api.txn_produce`).
+(:mod:`hmb.api.txn_produce`), INVALID_TXN_STATE otherwise, at every version.
+
+Flexible versions: v9 is v8 in the compact layout; v10 adds the tagged
+``current_leader``/``node_endpoints`` that point a client at a new leader
+after NOT_LEADER_OR_FOLLOWER, which a single broker leading every partition
+never answers (left out, as Kafka leaves a default tagged field out); v11
+allows TRANSACTION_ABORTABLE, an error of transactions.  v12 is not served:
+it lets a transactional producer write to a partition it has not added to
+its transaction (KIP-890 part 2, the broker adds it), which only a
+transaction coordinator can honour; a client without it uses v11.  v13
+names topics by id.
 """
 
 from __future__ import annotations
@@ -46,9 +56,13 @@ def _max_magic(version: int) -> int:
 
 
 async def _append_to(
-    ctx: RequestContext, plog: PartitionLog, records: bytes | bytearray | None
+    ctx: RequestContext,
+    plog: PartitionLog,
+    records: bytes | bytearray | None,
+    messages: dict[tuple[str, int], str],
 ) -> tuple[int, int, int]:
-    """(error code, base offset, log append time or -1) of one partition's append."""
+    """(error code, base offset, log append time or -1) of one partition's append; an
+    INVALID_RECORD refusal also says why in ``messages`` (v8's error_message)."""
     if not records:
         return _NONE, -1, -1
     version = ctx.request.version
@@ -56,7 +70,10 @@ async def _append_to(
         info = await plog.append(records, max_magic=_max_magic(version))
     except LOG_ERRORS as exc:
         log_refusal(log, exc, f"append to {plog.topic}-{plog.partition}", ctx.peer)
-        return error_code(exc, ApiKey.PRODUCE, version), -1, -1
+        code = error_code(exc, ApiKey.PRODUCE, version)
+        if code == ErrorCode.INVALID_RECORD:
+            messages[(plog.topic, plog.partition)] = str(exc)
+        return code, -1, -1
     return _NONE, info.base_offset, info.log_append_time
 
 
@@ -74,7 +91,7 @@ def _denied(ctx: RequestContext) -> dict[str, int]:
     return dict.fromkeys(names - writable, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
-@handles(ApiKey.PRODUCE, versions=(0, 8))
+@handles(ApiKey.PRODUCE, versions=(0, 11))
 async def handle(ctx: RequestContext) -> Reply:
     request = ctx.request
     body = request.body
@@ -84,6 +101,7 @@ async def handle(ctx: RequestContext) -> Reply:
     denied = _denied(ctx)
     responses: list[tuple[str, list[PartitionResult]]] = []
     append_times: dict[tuple[str, int], int] = {}  # LogAppendTime topics' stamps, for v2+ answers
+    messages: dict[tuple[str, int], str] = {}  # why a partition's records were invalid, for v8
     for topic in body.topic_data:
         partitions: list[PartitionResult] = []
         for pd in topic.partition_data:
@@ -98,7 +116,7 @@ async def handle(ctx: RequestContext) -> Reply:
             elif pd.records and (refused := txn_refusal(ctx, topic.name, pd.index, pd.records)):
                 code, base = refused, -1
             else:
-                code, base, append_time = await _append_to(ctx, plog, pd.records)
+                code, base, append_time = await _append_to(ctx, plog, pd.records, messages)
                 if code == _NONE:
                     start = plog.log_start_offset
                     if append_time >= 0:
@@ -117,5 +135,9 @@ async def handle(ctx: RequestContext) -> Reply:
             raise CloseConnection(f"produce with acks=0 failed: {failed[:3]}")
         return NO_RESPONSE
     return encode_produce_response(
-        request.version, request.correlation_id, responses, log_append_times=append_times
+        request.version,
+        request.correlation_id,
+        responses,
+        log_append_times=append_times,
+        error_messages=messages,
     )

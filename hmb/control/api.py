@@ -70,6 +70,16 @@ class Control:
     async def clear_requests(self) -> None:
         self.interceptor.requests.clear()
 
+    async def cleaner(self) -> list[dict[str, Any]]:
+        """The log cleaner's state of every compacted partition: dirty ratio, last clean time
+        (epoch ms, -1: never), bytes cleaned and removed, cleanings, where the dirty part starts."""
+        return self.broker.cleaner.state()
+
+    async def clean_logs(self) -> int:
+        """Clean now every compacted partition that needs it (by ratio, lag or horizon, as of the
+        broker's clock); returns how many were cleaned."""
+        return await self.broker.cleaner.clean_all()
+
     # ---------------------------------------------------------------- faults
 
     async def inject(

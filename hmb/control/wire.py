@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 OPS = (
     "advance_clock",
+    "clean_logs",
+    "cleaner",
     "clear_faults",
     "clear_requests",
     "committed",

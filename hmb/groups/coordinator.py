@@ -72,6 +72,8 @@ class JoinResult:
     member_id: str = ""
     members: tuple[tuple[str, bytes], ...] = ()  # (member id, metadata), for the leader only
     instance_ids: tuple[str | None, ...] = ()  # each listed member's group instance id
+    #: a restarted static leader of a Stable group: it must not assign again (KIP-814)
+    skip_assignment: bool = False
 
 
 @dataclass
@@ -345,7 +347,7 @@ class GroupCoordinator:
             static.client_id, static.client_host, static.last_seen = client_id, client_host, now
             if g.state == GroupState.STABLE and same_protocols:
                 # a restarted static member: its old assignment, nobody else rebalances
-                return self._current_generation(g, member_id)
+                return self._current_generation(g, member_id, static_rejoin=True)
             replaced = True  # otherwise it joins a rebalance: the leader must assign its new id
         elif not member_id:
             member_id = f"{client_id or 'member'}-{uuid.uuid4()}"
@@ -424,14 +426,21 @@ class GroupCoordinator:
         )
         return new_id
 
-    def _current_generation(self, g: Group, member_id: str) -> JoinResult:
+    def _current_generation(self, g: Group, member_id: str, *, static_rejoin: bool = False) -> JoinResult:
         members: tuple[tuple[str, bytes], ...] = ()
         instance_ids: tuple[str | None, ...] = ()
         if member_id == g.leader:
             members = tuple((m.member_id, m.protocol_metadata(g.protocol_name)) for m in g.members.values())
             instance_ids = tuple(m.group_instance_id for m in g.members.values())
         return JoinResult(
-            ErrorCode.NONE, g.generation_id, g.protocol_name, g.leader, member_id, members, instance_ids
+            ErrorCode.NONE,
+            g.generation_id,
+            g.protocol_name,
+            g.leader,
+            member_id,
+            members,
+            instance_ids,
+            skip_assignment=static_rejoin and member_id == g.leader,
         )
 
     def _compatible(self, g: Group, protocols: Sequence[tuple[str, bytes]], member_id: str) -> bool:

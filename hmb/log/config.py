@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from hmb.properties import NEVER, TOPIC_PROPERTIES, default_of, resolve_topic
+from hmb.properties import NEVER, TOPIC_PROPERTIES, ConfigError, default_of, resolve_topic
 
 if TYPE_CHECKING:
     from hmb.config import BrokerConfig
@@ -36,7 +36,11 @@ class TopicConfig:
     flush_interval_messages: int = default_of("log.flush.interval.messages")  # flush.messages
     flush_interval_ms: int = default_of("log.flush.interval.ms")  # flush.ms
     max_message_bytes: int = default_of("message.max.bytes")  # max.message.bytes
-    cleanup_policy: tuple[str, ...] = default_of("log.cleanup.policy")  # cleanup.policy (declared only)
+    cleanup_policy: tuple[str, ...] = default_of("log.cleanup.policy")  # cleanup.policy
+    delete_retention_ms: int = default_of("log.cleaner.delete.retention.ms")  # delete.retention.ms
+    min_compaction_lag_ms: int = default_of("log.cleaner.min.compaction.lag.ms")  # min.compaction.lag.ms
+    max_compaction_lag_ms: int = default_of("log.cleaner.max.compaction.lag.ms")  # max.compaction.lag.ms
+    min_cleanable_dirty_ratio: float = default_of("log.cleaner.min.cleanable.ratio")  # min.cleanable.dirty...
     message_timestamp_type: str = default_of("log.message.timestamp.type")  # (declared only)
     compression_type: str = default_of("compression.type")  # (declared only)
     min_insync_replicas: int = default_of("min.insync.replicas")  # (declared only)
@@ -46,11 +50,27 @@ class TopicConfig:
         """A topic's configuration: the broker-wide defaults, then the topic's own settings."""
         return broker.log.with_overrides(overrides or {})
 
+    @property
+    def compact(self) -> bool:
+        """``cleanup.policy`` includes ``compact``: the log cleaner keeps the latest record per key."""
+        return "compact" in self.cleanup_policy
+
+    @property
+    def delete(self) -> bool:
+        """``cleanup.policy`` includes ``delete``: retention by time and size applies."""
+        return "delete" in self.cleanup_policy
+
     def with_overrides(self, overrides: Mapping[str, str]) -> TopicConfig:
         """This configuration with topic-level settings (``{"retention.ms": "1000"}``) applied,
         each checked as the table declares; an unknown or bad one raises ConfigError."""
         values = resolve_topic(overrides, TOPIC_PROPERTIES)
-        return replace(self, **{p.attr: value for p, value in values.items()})
+        config = replace(self, **{p.attr: value for p, value in values.items()})
+        if config.max_compaction_lag_ms < config.min_compaction_lag_ms:  # Kafka refuses the pair too
+            raise ConfigError(
+                f"max.compaction.lag.ms ({config.max_compaction_lag_ms}) must be at least "
+                f"min.compaction.lag.ms ({config.min_compaction_lag_ms})"
+            )
+        return config
 
 
 LogConfig = TopicConfig  # the name hmb.log knew it by

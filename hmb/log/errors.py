@@ -35,6 +35,10 @@ class TransactionalBatchError(LogError):
     """A producer's non-transactional batch while its transaction is open on the partition."""
 
 
+class KeylessRecordError(LogError):
+    """A record without a key appended to a compacted topic: the whole append is refused."""
+
+
 class ProducerSequenceError(LogError):
     """An idempotent producer's batch refused by its sequence state (see the subclasses)."""
 

@@ -15,6 +15,11 @@ Rules of this module:
   was aborted is :mod:`hmb.log.transactions`'s.  The last stable offset is
   where read_committed readers stop; :meth:`PartitionLog.read` stops where
   its caller says (``end_offset``).
+* Compaction: a topic whose ``cleanup.policy`` has ``compact`` refuses an
+  append holding a record without a key, whole; retention by age and size
+  applies only when it has ``delete``.  The log cleaner (:mod:`hmb.log.cleaner`)
+  swaps its cleaned segments in under :meth:`PartitionLog.exclusive`, and an
+  interrupted swap is finished or rolled back when the files are read.
 * Refusals are the log's own exceptions (:mod:`hmb.log.errors`), the
   codec's, or ``OSError``; which error code a client gets for them is the
   API layer's business.
@@ -27,7 +32,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +40,12 @@ from typing import NamedTuple
 
 import trio
 
+from hmb.log.cleaner.swap import finish_interrupted_swaps
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.errors import (
     DuplicateSequenceError,
     InvalidProducerEpochError,
+    KeylessRecordError,
     MagicNotAllowedError,
     OffsetOutOfRangeError,
     PartitionDeletedError,
@@ -56,6 +63,7 @@ from hmb.log.txn_index import append_entry, cut, load_txn_indexes, txn_index_pat
 from hmb.mvar import MVar
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
+from kproto.records.compact import first_keyless
 from kproto.records.control import build_control_batch
 from kproto.records.entry import MAGIC_OFFSET
 from kproto.records.log_append_time import stamp_log_append_time
@@ -173,7 +181,7 @@ class PartitionLog:
                 return self._segments
             self.directory.mkdir(parents=True, exist_ok=True)
             segments = SegmentMap()
-            names = [p.name for p in self.directory.iterdir()]
+            names = finish_interrupted_swaps(self.directory, [p.name for p in self.directory.iterdir()])
             bases = sorted(int(n[:-4]) for n in names if n.endswith(".log") and n[:-4].isdigit())
             for name in names:
                 stem = name[:-6]
@@ -325,6 +333,8 @@ class PartitionLog:
                         f"producer {b.producer_id} epoch {b.producer_epoch} seq {b.base_sequence} refused"
                     )
         buf = result.buf
+        if self.config.compact and (keyless := first_keyless(bytes(buf))) is not None:
+            raise KeylessRecordError(f"record {keyless} has no key: {self.topic} is compacted")
         max_timestamp = result.max_timestamp
         append_time = -1
         if self.config.message_timestamp_type == "LogAppendTime":
@@ -593,6 +603,8 @@ class PartitionLog:
         now = time.time() if now is None else now
         cfg = self.config
         deleted: list[int] = []
+        if not cfg.delete:  # cleanup.policy=compact alone: only the cleaner removes records
+            return deleted
         async with self._state.modify():
             if self.deleted:  # DeleteTopics got here first: the files are gone
                 return deleted
@@ -617,6 +629,12 @@ class PartitionLog:
                 self.log_start_offset,
             )
         return deleted
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """Hold the partition's lock: no append, retention or deletion meanwhile (the cleaner's swap)."""
+        async with self._state.modify():
+            yield
 
     async def delete_records(self, before: int) -> int:
         """Delete every record below ``before`` (DeleteRecords); returns the new log start offset.

@@ -31,9 +31,11 @@ FILE_NAME = "log-start-offset-checkpoint"
 VERSION = 0
 
 
-def read(log_dir: Path) -> dict[tuple[str, int], int]:
-    """(topic, partition) -> start offset, from ``log_dir``'s checkpoint (empty when none)."""
-    path = log_dir / FILE_NAME
+def read(log_dir: Path, name: str = FILE_NAME) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> start offset, from ``log_dir``'s checkpoint (empty when none).
+
+    ``name``: another checkpoint of the same format (the cleaner's ``cleaner-offset-checkpoint``)."""
+    path = log_dir / name
     if not path.exists():
         return {}
     try:
@@ -51,8 +53,8 @@ def read(log_dir: Path) -> dict[tuple[str, int], int]:
         return {}
 
 
-def write(log_dir: Path, starts: Iterable[tuple[str, int, int]]) -> None:
+def write(log_dir: Path, starts: Iterable[tuple[str, int, int]], name: str = FILE_NAME) -> None:
     """Replace ``log_dir``'s checkpoint with ``(topic, partition, start)`` lines."""
     rows = sorted(starts)
     text = f"{VERSION}\n{len(rows)}\n" + "".join(f"{t} {p} {o}\n" for t, p, o in rows)
-    write_durably(log_dir / FILE_NAME, text)
+    write_durably(log_dir / name, text)

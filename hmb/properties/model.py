@@ -151,11 +151,27 @@ def _paths(text: str) -> tuple[Path, ...]:
     return paths
 
 
+def _ratio(text: str) -> float:
+    value = float(text.strip())
+    if not 0.0 <= value <= 1.0:
+        raise BadValueError(f"{value} is out of range (0 to 1)")
+    return value
+
+
+def _positive_double(text: str) -> float:
+    value = float(text.strip())
+    if not value > 0.0:  # also refuses NaN
+        raise BadValueError(f"{value} must be above 0")
+    return value
+
+
 INT = Kind("int", "an integer", _integer(*_INT_RANGE))
 LONG = Kind("long", "an integer", _integer(*_LONG_RANGE))
 BOOLEAN = Kind("boolean", "true or false", _boolean)
 STRING = Kind("string", "a string", str.strip)
 LIST = Kind("list", "a comma-separated list", _items)
+RATIO = Kind("double", "a number from 0 to 1", _ratio)
+POSITIVE_DOUBLE = Kind("double", "a number above 0", _positive_double)
 DIRECTORIES = Kind("list", "a comma-separated list of directories", _paths)
 LISTENERS = Kind("list", "a list of NAME://host:port", _listeners)
 LISTENER = Kind("listener", "host:port", _one_listener)  # one address (control.listener)

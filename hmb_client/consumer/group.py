@@ -24,7 +24,9 @@ subscribed consumer, and drives what Kafka's ``AbstractCoordinator`` does:
 
 Every request's version is the highest both sides speak
 (``BrokerConnection.pick`` over the client's table, ``CLIENT_VERSIONS``):
-JoinGroup 0-5, SyncGroup 0-3, Heartbeat 0-3, LeaveGroup 0-3.  Static membership
+JoinGroup 0-9, SyncGroup 0-5, Heartbeat 0-4, LeaveGroup 0-5; LeaveGroup v5
+tells the broker why (KIP-800), and a JoinGroup v9 answer that says
+``skip_assignment`` is not assigned again.  Static membership
 (``group_instance_id``) and the cooperative protocol are not implemented.
 Settings and defaults are kafka-python's / Kafka 3's (the consumer's config).
 """
@@ -274,9 +276,10 @@ class GroupMember:
             self.protocol = response.protocol_name
             self.leader_id = response.leader
             assignments = []
-            if response.leader == response.member_id:
+            # v9+: a static leader back in a stable group keeps the assignment it made (KIP-814)
+            if response.leader == response.member_id and not response.get("skip_assignment"):
                 assignments = await self._lead(response.protocol_name, response.members)
-            mine = await self._sync(assignments)
+            mine = await self._sync(assignments, response.protocol_name)
         except BaseException:
             self.state = _State.UNJOINED
             self._rejoin_needed = True
@@ -346,6 +349,7 @@ class GroupMember:
                 "group_instance_id": None,
                 "protocol_type": PROTOCOL_TYPE,
                 "protocols": protocols,
+                "reason": None,  # v8+: Kafka logs why a member (re)joins; nothing to add here
             }
             # The coordinator answers once every member has joined: up to the rebalance
             # timeout (the session timeout before v1), as Java's client allows for.
@@ -421,12 +425,15 @@ class GroupMember:
         self._metadata_checked_at = trio.current_time()
         return {t: n for t, n in counts.items() if n > 0}
 
-    async def _sync(self, assignments: list[dict[str, Any]]) -> bytes:
+    async def _sync(self, assignments: list[dict[str, Any]], protocol_name: str | None) -> bytes:
+        """SyncGroup; v5+ name the protocol type and the assignor the join chose (KIP-559)."""
         body = {
             "group_id": self.group_id,
             "generation_id": self.generation_id,
             "member_id": self.member_id,
             "group_instance_id": None,
+            "protocol_type": PROTOCOL_TYPE,
+            "protocol_name": protocol_name,
             "assignments": assignments,
         }
         response = await self._request(ApiKey.SYNC_GROUP, body)
@@ -559,7 +566,7 @@ class GroupMember:
         body = {
             "group_id": self.group_id,
             "member_id": member_id,
-            "members": [{"member_id": member_id, "group_instance_id": None}],
+            "members": [{"member_id": member_id, "group_instance_id": None, "reason": reason}],
         }
         try:
             with trio.move_on_after(self.request_timeout_s):

@@ -32,7 +32,7 @@ from hmb_client.consumer.coordinator import CoordinatorLink
 from hmb_client.consumer.group import Generation
 from hmb_client.consumer.retry import retrying
 from hmb_client.errors import KafkaError
-from hmb_client.request_bodies import offset_commit_body, offset_fetch_body
+from hmb_client.request_bodies import offset_commit_body, offset_fetch_answer, offset_fetch_body
 from hmb_client.structs import OffsetAndMetadata, TopicPartition
 from kproto import ApiKey
 
@@ -59,12 +59,12 @@ class GroupOffsets:
         """OffsetFetch (v1+): the committed offsets (None: nothing committed)."""
         version = await self._link.version(ApiKey.OFFSET_FETCH)
         response = await self._link.request(
-            ApiKey.OFFSET_FETCH, version, offset_fetch_body(self._group_id, tps)
+            ApiKey.OFFSET_FETCH, version, offset_fetch_body(self._group_id, tps, version)
         )
-        if version >= 2:
-            self._link.check(response.error_code, "fetching offsets")
+        error, topics = offset_fetch_answer(response, version)
+        self._link.check(error, "fetching offsets")
         out: dict[TopicPartition, int | None] = {}
-        for t in response.topics:
+        for t in topics:
             for pr in t.partitions:
                 self._link.check(pr.error_code, f"fetching the offset of {t.name}-{pr.partition_index}")
                 out[TopicPartition(t.name, pr.partition_index)] = (

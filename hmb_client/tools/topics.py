@@ -113,6 +113,15 @@ hmb topics alter orders --partitions 12""",
         action="store_true",
         help="with no TOPIC, also describe internal topics (names starting with __)",
     )
+    describe.add_argument(
+        "--control",
+        metavar="HOST:PORT",
+        help=(
+            "hmb's control endpoint (control.listener): also show the log cleaner's state of each "
+            "compacted partition (dirty ratio, last cleaning, bytes cleaned), which the Kafka "
+            "protocol has no field for"
+        ),
+    )
     add_connection_options(describe, timeout_ms=TIMEOUT_MS)
     describe.set_defaults(func=run_describe)
 
@@ -198,7 +207,46 @@ def run_describe(ns: argparse.Namespace) -> int:
         print("no topics", file=sys.stderr)
         return 0
     print(format_table(descriptions))
+    if ns.control:
+        from hmb_client.tools.control import control_call
+
+        wanted = {d.name for d in descriptions}
+        states = [s for s in control_call(ns.control, "cleaner") if s["topic"] in wanted]
+        print()
+        print(format_cleaner_table(states) if states else "no compacted partition among these topics")
     return 0
+
+
+def format_cleaner_table(states: list[dict[str, Any]]) -> str:
+    """The log cleaner's state per compacted partition, as the control endpoint reports it."""
+    import datetime
+
+    header = ("TOPIC", "PARTITION", "DIRTY_RATIO", "LAST_CLEAN", "CLEANINGS", "BYTES_CLEANED", "FIRST_DIRTY")
+    rows = [header]
+    for s in sorted(states, key=lambda s: (s["topic"], s["partition"])):
+        last = s["last_clean_time_ms"]
+        when = (
+            datetime.datetime.fromtimestamp(last / 1000, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            if last >= 0
+            else "never"
+        )
+        rows.append(
+            (
+                s["topic"],
+                str(s["partition"]),
+                f"{s['dirty_ratio']:.2f}",
+                when,
+                str(s["cleanings"]),
+                str(s["bytes_cleaned"]),
+                str(s["first_dirty_offset"]),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = []
+    for r in rows:
+        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
 
 
 def format_table(descriptions: list[TopicDescription]) -> str:

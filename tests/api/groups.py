@@ -45,6 +45,7 @@ def join_body(
         "group_instance_id": None,
         "protocol_type": protocol_type,
         "protocols": [{"name": n, "metadata": m} for n, m in protocols],
+        "reason": None,
     }
 
 
@@ -91,11 +92,14 @@ async def join(
 def sync_body(
     group: str, generation: int, member: str, assignments: dict[str, bytes] | None = None
 ) -> dict[str, Any]:
+    """A SyncGroup request; v5+ name the protocol the ``join_body`` defaults choose."""
     return {
         "group_id": group,
         "generation_id": generation,
         "member_id": member,
         "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocol_name": "range",
         "assignments": [{"member_id": m, "assignment": a} for m, a in (assignments or {}).items()],
     }
 
@@ -165,11 +169,26 @@ async def commit(
     return int((await b.request(COMMIT, version, body)).topics[0].partitions[0].error_code)
 
 
+def fetch_offsets_body(group: str, topics: list[dict[str, Any]] | None, version: int) -> dict[str, Any]:
+    """An OffsetFetch request for one group: v8+ name it in the ``groups`` batch."""
+    if version < 8:
+        return {"group_id": group, "topics": topics, "require_stable": False}
+    return {
+        "groups": [{"group_id": group, "member_id": None, "member_epoch": -1, "topics": topics}],
+        "require_stable": False,
+    }
+
+
+def fetched_topics(resp: Any, version: int) -> Any:
+    """The topics of the first group an OffsetFetch answer describes (v8+: its ``groups`` batch)."""
+    return resp.topics if version < 8 else resp.groups[0].topics
+
+
 async def fetch_offset(
     b: InProcessBroker, group: str, topic: str, version: int = 5, partition: int = 0
 ) -> Any:
-    body = {"group_id": group, "topics": [{"name": topic, "partition_indexes": [partition]}]}
-    return (await b.request(FETCH_OFFSETS, version, body)).topics[0].partitions[0]
+    body = fetch_offsets_body(group, [{"name": topic, "partition_indexes": [partition]}], version)
+    return fetched_topics(await b.request(FETCH_OFFSETS, version, body), version)[0].partitions[0]
 
 
 async def told_to_rebalance(b: InProcessBroker, group: str, generation: int, member: str) -> bool:

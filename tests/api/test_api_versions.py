@@ -1,7 +1,8 @@
-"""ApiVersions v0-v3 in process: the advertised table is the handler registry.
+"""ApiVersions v0-v4 in process: the advertised table is the handler registry.
 
 v1 adds throttle_time_ms, v3 the client software name and version (request)
-and flexible encoding.  A request newer than v3 is answered by the
+and flexible encoding, v4 only allows a supported feature's minimum to be 0
+(this broker advertises no features).  A request newer than v4 is answered by the
 dispatcher in the v0 layout with UNSUPPORTED_VERSION (see
 ``test_dispatch.py``).  What can fail: a key advertised that is not served
 (or the other way round), a minimum above 0 that old clients cannot use.
@@ -41,12 +42,12 @@ def table(body: object) -> dict[int, tuple[int, int]]:
     return {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
 async def test_the_table_is_the_registry(broker: InProcessBroker, version: int) -> None:
     body = await broker.request(ApiKey.API_VERSIONS, version, BODY)
     assert body.error_code == 0
     assert table(body) == {h.api_key: (h.min_version, h.max_version) for h in HANDLERS.values()}
-    assert table(body)[ApiKey.API_VERSIONS] == (0, 3)
+    assert table(body)[ApiKey.API_VERSIONS] == (0, 4)
     # Clients pinned to Kafka 0.8-0.10 send version 0 of the APIs they know; APIs added later
     # start where Kafka 4.x starts them (DescribeConfigs v0 is gone there).
     legacy = [k for k in LEGACY_APIS if k in table(body)]
@@ -57,13 +58,13 @@ async def test_the_table_is_the_registry(broker: InProcessBroker, version: int) 
 
 
 async def test_advertised_table(broker: InProcessBroker) -> None:
-    resp = await broker.request(ApiKey.API_VERSIONS, 3, BODY)
+    resp = await broker.request(ApiKey.API_VERSIONS, 4, BODY)
     expected = {
-        ApiKey.PRODUCE: (0, 8),
+        ApiKey.PRODUCE: (0, 11),
         ApiKey.FETCH: (0, 11),
         ApiKey.LIST_OFFSETS: (0, 11),
         ApiKey.METADATA: (0, 13),
-        ApiKey.FIND_COORDINATOR: (0, 2),
+        ApiKey.FIND_COORDINATOR: (0, 6),
         ApiKey.INIT_PRODUCER_ID: (0, 5),
         ApiKey.CREATE_TOPICS: (0, 7),
         ApiKey.DELETE_TOPICS: (0, 6),

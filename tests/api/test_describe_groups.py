@@ -1,11 +1,11 @@
-"""DescribeGroups v0-v4 in process: state, protocol and members, as kafka-consumer-groups shows them.
+"""DescribeGroups v0-v6 in process: state, protocol and members, as kafka-consumer-groups shows them.
 
 v1 adds throttle_time_ms, v3 authorized operations (KIP-430: with no
 authoriser every group operation, Read, Describe and Delete), v4 the
-members' group instance id (null for dynamic members).
+members' group instance id (null for dynamic members), v5 is flexible.
 Kafka's summary rules: metadata and assignments only for a Stable group; an
-unknown group is NONE and "Dead"; a group known only from committed offsets
-is "Empty".
+unknown group is NONE and "Dead" (v6: GROUP_ID_NOT_FOUND with a message,
+KIP-1043); a group known only from committed offsets is "Empty".
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ async def test_describe_groups_per_version(group_broker: InProcessBroker, group:
     j = await stable_member(b, group, assignment=b"assigned")
     assert await commit(b, simple, -1, "", topic, 1) == ErrorCode.NONE
     local_host = PEER.rsplit(":", 1)[0]
-    for version in range(5):
+    for version in range(7):
         body = {"groups": [group, simple, group + "-unknown"], "include_authorized_operations": True}
         resp = await b.request(DESCRIBE, version, body)
         stable, empty, dead = resp.groups
@@ -46,7 +46,11 @@ async def test_describe_groups_per_version(group_broker: InProcessBroker, group:
         assert (m.member_id, m.client_id, m.client_host) == (j.member_id, CLIENT_ID, "/" + local_host)
         assert (m.member_metadata, m.member_assignment) == (b"meta", b"assigned")
         assert (empty.group_state, list(empty.members)) == ("Empty", [])
-        assert (dead.error_code, dead.group_state, dead.protocol_type) == (0, "Dead", "")
+        dead_error = ErrorCode.GROUP_ID_NOT_FOUND if version >= 6 else ErrorCode.NONE
+        assert (dead.error_code, dead.group_state, dead.protocol_type) == (dead_error, "Dead", "")
+        if version >= 6:
+            assert dead.error_message == f"Group {group}-unknown not found."
+            assert (stable.error_message, empty.error_message, empty.error_code) == (None, None, 0)
         if version >= 1:
             assert resp.throttle_time_ms == 0
         if version >= 3:
@@ -55,6 +59,8 @@ async def test_describe_groups_per_version(group_broker: InProcessBroker, group:
                 DESCRIBE, version, {"groups": [group], "include_authorized_operations": False}
             )
             assert unasked.groups[0].authorized_operations == INT32_MIN
+            # the bit field is for groups that were found
+            assert dead.authorized_operations == (INT32_MIN if version >= 6 else stable.authorized_operations)
         if version >= 4:
             assert m.group_instance_id is None
 

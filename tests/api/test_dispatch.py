@@ -29,7 +29,7 @@ from kproto.records import build_message_set
 from .bodies import batch, make_topic, metadata_body, produce_body
 from .harness import InProcessBroker
 
-UNSUPPORTED = [(9999, 0), (4, 0), (-1, 0), (ApiKey.METADATA, 99), (ApiKey.PRODUCE, 9), (ApiKey.FETCH, 12)]
+UNSUPPORTED = [(9999, 0), (4, 0), (-1, 0), (ApiKey.METADATA, 99), (ApiKey.PRODUCE, 12), (ApiKey.FETCH, 12)]
 
 
 def raw_frame(
@@ -59,9 +59,9 @@ async def test_unsupported_api_key_or_version_closes(
 
 
 async def test_a_newer_api_versions_gets_error_35_in_the_v0_layout(broker: InProcessBroker) -> None:
-    # ApiVersions v4 (flexible header v2: ..., client_id, no tagged fields) with an empty body
+    # ApiVersions v5, newer than any Kafka (flexible header v2: ..., client_id, no tagged fields)
     client_id = b"future-client"
-    payload = struct.pack(">hhih", ApiKey.API_VERSIONS, 4, 77, len(client_id)) + client_id + b"\x00" + b"\x00"
+    payload = struct.pack(">hhih", ApiKey.API_VERSIONS, 5, 77, len(client_id)) + client_id + b"\x00" + b"\x00"
     frame = await broker.dispatch(struct.pack(">i", len(payload)) + payload)
     assert frame is not None, "the broker must answer, not close"
     resp = kproto.decode_response(ApiKey.API_VERSIONS, 0, frame)
@@ -122,7 +122,7 @@ async def test_a_failed_produce_with_acks_0_closes(broker: InProcessBroker) -> N
     assert await broker.send(ApiKey.PRODUCE, 0, produce_body("acks0", records, acks=0)) is None
 
 
-@pytest.mark.parametrize("version", [0, 2, 3, 5, 8])
+@pytest.mark.parametrize("version", [0, 2, 3, 5, 8, 9, 10, 11])
 async def test_the_produce_fast_path_answers_as_the_general_path(
     make_broker: Any, monkeypatch: pytest.MonkeyPatch, version: int
 ) -> None:

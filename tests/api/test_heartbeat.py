@@ -1,6 +1,6 @@
-"""Heartbeat v0-v3 in process: a member is alive, or is told what to do.
+"""Heartbeat v0-v4 in process: a member is alive, or is told what to do.
 
-v1 adds throttle_time_ms, v3 the group instance id (a replaced static
+v1 adds throttle_time_ms, v4 is flexible, v3 the group instance id (a replaced static
 member is fenced: tests/api/test_static_membership.py).  The answers a
 consumer acts on: NONE, REBALANCE_IN_PROGRESS (rejoin), ILLEGAL_GENERATION
 and UNKNOWN_MEMBER_ID (rejoin from scratch).
@@ -26,7 +26,7 @@ from .groups import (
 from .harness import InProcessBroker, in_background, wait_for
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
 async def test_heartbeat_answers(group_broker: InProcessBroker, group: str, version: int) -> None:
     b = group_broker
     body = {"group_id": group, "generation_id": 1, "member_id": "", "group_instance_id": None}

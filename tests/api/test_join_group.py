@@ -1,9 +1,11 @@
-"""JoinGroup v0-v5 in process: membership, rebalances and their timeouts.
+"""JoinGroup v0-v9 in process: membership, rebalances and their timeouts.
 
 v0 has no rebalance timeout (the session timeout stands in), v1 adds it, v2
 throttle_time_ms, v4 hands a first join its member id with
 MEMBER_ID_REQUIRED (KIP-394), v5 the group instance id (accepted, the member
-stays dynamic: null in the answers).  What can fail: a rebalance that waits
+stays dynamic: null in the answers), v6 is flexible, v7 answers the protocol
+type (null protocol fields on an error), v8 carries a reason, v9
+skip_assignment (static members: test_static_membership.py).  What can fail: a rebalance that waits
 when every member is there, a member that never rejoins blocking the group,
 a silent member never expiring, Kafka's validation codes.
 """
@@ -59,14 +61,22 @@ async def test_a_lone_member_joins_syncs_heartbeats_and_leaves(
     assert await leave(b, group, j.member_id) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
-@pytest.mark.parametrize("version", [4, 5])
+@pytest.mark.parametrize("version", [4, 5, 6, 7, 8, 9])
 async def test_member_id_required_from_v4(group_broker: InProcessBroker, group: str, version: int) -> None:
     b = group_broker
-    mid = await member_id(b, group, version)
+    first = await b.request(JOIN, version, {**join_body(group), "reason": "starting"})
+    assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED
+    if version >= 7:  # an error answer names no protocol
+        assert (first.protocol_type, first.protocol_name) == (None, None)
+    mid = str(first.member_id)
     j = await join(b, group, mid, version)
     assert (j.member_id, j.leader, j.generation_id) == (mid, mid, 1)
     if version >= 5:
         assert [m.group_instance_id for m in j.members] == [None]
+    if version >= 7:
+        assert (j.protocol_type, j.protocol_name) == ("consumer", "range")
+    if version >= 9:
+        assert j.skip_assignment is False  # a fresh leader assigns
     made_up = await b.request(JOIN, version, join_body(group, "made-up-id"))
     assert (made_up.error_code, made_up.member_id) == (ErrorCode.UNKNOWN_MEMBER_ID, "made-up-id")
 

@@ -1,7 +1,8 @@
-"""LeaveGroup v0-v3 in process: members leave at once, so the others rebalance now.
+"""LeaveGroup v0-v5 in process: members leave at once, so the others rebalance now.
 
 v0-v2 name one member and answer with its error (v1 adds throttle_time_ms);
-v3 names a batch and answers per member under a top-level NONE.
+v3+ name a batch and answer per member under a top-level NONE; v4 is
+flexible; v5 gives each member a reason (logged).
 """
 
 from __future__ import annotations
@@ -27,17 +28,22 @@ async def test_leave_group_one_member(group_broker: InProcessBroker, group: str,
     assert again.error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
-async def test_leave_group_v3_answers_per_member(group_broker: InProcessBroker, group: str) -> None:
+@pytest.mark.parametrize("version", [3, 4, 5])
+async def test_leave_group_v3_answers_per_member(
+    group_broker: InProcessBroker, group: str, version: int, caplog: pytest.LogCaptureFixture
+) -> None:
     b = group_broker
     j = await stable_member(b, group)
     body = {
         "group_id": group,
         "members": [
-            {"member_id": j.member_id, "group_instance_id": None},
-            {"member_id": "stranger", "group_instance_id": None},
+            {"member_id": j.member_id, "group_instance_id": None, "reason": "shutting down"},
+            {"member_id": "stranger", "group_instance_id": None, "reason": None},
         ],
     }
-    resp = await b.request(LEAVE, 3, body)
+    with caplog.at_level("INFO", logger="hmb.api.leave_group"):
+        resp = await b.request(LEAVE, version, body)
+    assert ("shutting down" in caplog.text) == (version >= 5)
     assert resp.error_code == ErrorCode.NONE
     assert [(m.member_id, m.error_code) for m in resp.members] == [
         (j.member_id, ErrorCode.NONE),

@@ -1,9 +1,11 @@
-"""OffsetCommit v0-v7 in process: who may commit, and what is stored.
+"""OffsetCommit v0-v9 in process: who may commit, and what is stored.
 
 v0 has no generation or member (always a "simple" commit); v1 adds them
 and a per-partition commit timestamp; v2-v4 a retention time (stored, as
-Kafka does); v3 throttle_time_ms; v6 the committed leader epoch (accepted,
-not kept); v7 the group instance id (ignored).  What can fail: a member of
+Kafka does); v3 throttle_time_ms; v6 the committed leader epoch
+(test_static_membership.py); v7 the group instance id (ignored); v8 is
+flexible; v9 answers a commit with a generation into an unknown group
+GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION.  What can fail: a member of
 an old generation committing over the new one, a simple commit into a
 group with members, a commit acknowledged but not stored.
 """
@@ -36,18 +38,18 @@ async def test_commits_are_checked_against_the_generation(group_broker: InProces
     b = group_broker
     topic = group + ".t"
     await make_topic(b, topic)
-    for version in range(1, 8):  # a simple (assign()) commit into a group nobody joined
+    for version in range(1, 10):  # a simple (assign()) commit into a group nobody joined
         assert await commit(b, group, -1, "", topic, version, version=version) == ErrorCode.NONE
     assert await commit(b, group, 0, "", topic, 9, version=0) == ErrorCode.NONE  # v0 has no generation
     ja = await stable_member(b, group)
-    for version in range(1, 8):
+    for version in range(1, 10):
         assert await commit(b, group, 1, ja.member_id, topic, 10 + version, version=version) == ErrorCode.NONE
         assert (
             await commit(b, group, 2, ja.member_id, topic, 0, version=version) == ErrorCode.ILLEGAL_GENERATION
         )
         assert await commit(b, group, 1, "stranger", topic, 0, version=version) == ErrorCode.UNKNOWN_MEMBER_ID
         assert await commit(b, group, -1, "", topic, 0, version=version) == ErrorCode.UNKNOWN_MEMBER_ID
-    assert (await fetch_offset(b, group, topic)).committed_offset == 17
+    assert (await fetch_offset(b, group, topic)).committed_offset == 19
     async with trio.open_nursery() as nursery:
         # while a rebalance is prepared, members of the current generation may still commit
         mid_b = await member_id(b, group)
@@ -64,7 +66,7 @@ async def test_commits_are_checked_against_the_generation(group_broker: InProces
     assert (await fetch_offset(b, group, topic)).committed_offset == 22
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5, 6, 7])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
 async def test_commit_errors_per_partition(group_broker: InProcessBroker, group: str, version: int) -> None:
     b = group_broker
     await make_topic(b, "oc-errors")
@@ -97,3 +99,18 @@ async def test_a_commit_that_cannot_be_stored(
 
     monkeypatch.setattr(OffsetStore, "commit", disk_full)
     assert await commit(b, group, -1, "", "oc-disk", 3) == ErrorCode.COORDINATOR_NOT_AVAILABLE
+
+
+@pytest.mark.parametrize("version", [7, 8, 9])
+async def test_a_generation_into_an_unknown_group(
+    group_broker: InProcessBroker, group: str, version: int
+) -> None:
+    b = group_broker
+    topic = group + ".t"
+    await make_topic(b, topic)
+    expected = ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION
+    assert await commit(b, group, 3, "someone", topic, 5, version=version) == expected
+    assert await commit(b, group, -1, "", topic, 6, version=version) == ErrorCode.NONE  # simple: created
+    assert (await fetch_offset(b, group, topic)).committed_offset == 6
+    # the group is known now (from its offsets): a generation is illegal, the group is found
+    assert await commit(b, group, 3, "someone", topic, 7, version=version) == ErrorCode.ILLEGAL_GENERATION

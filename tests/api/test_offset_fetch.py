@@ -1,17 +1,33 @@
-"""OffsetFetch v0-v5 in process: a group's committed positions (-1 and no error when none).
+"""OffsetFetch v0-v9 in process: a group's committed positions (-1 and no error when none).
 
 v2 adds the top-level error code and "null topics = everything the group
-committed"; v3 throttle_time_ms; v5 the committed leader epoch.
+committed"; v3 throttle_time_ms; v5 the committed leader epoch; v6 is
+flexible; v7 asks for stable offsets (every offset is: no transactions);
+v8 asks for several groups at once, each answered with its own error code;
+v9 adds the member id and epoch (not checked for a classic group).
 What can fail: offsets lost across a restart, the "all" form missing
 partitions, metadata mangled.
 """
 
 from __future__ import annotations
 
+import pytest
+
 from kproto import ErrorCode
 
 from .bodies import make_topic
-from .groups import COMMIT, FETCH_OFFSETS, LIST, commit, commit_body, fetch_offset, heartbeat, stable_member
+from .groups import (
+    COMMIT,
+    FETCH_OFFSETS,
+    LIST,
+    commit,
+    commit_body,
+    fetch_offset,
+    fetch_offsets_body,
+    fetched_topics,
+    heartbeat,
+    stable_member,
+)
 from .harness import InProcessBroker
 
 
@@ -36,7 +52,7 @@ async def test_offset_fetch_versions(group_broker: InProcessBroker, group: str) 
     retained["retention_time_ms"] = 86_400_000
     assert (await b.request(COMMIT, 2, retained)).topics[0].partitions[0].error_code == ErrorCode.NONE
 
-    for version in range(6):
+    for version in range(10):
         p = await fetch_offset(b, group, topic, version)
         assert (p.committed_offset, p.metadata, p.error_code) == (43, "md", ErrorCode.NONE)
         if version >= 5:
@@ -46,14 +62,14 @@ async def test_offset_fetch_versions(group_broker: InProcessBroker, group: str) 
     missing = await fetch_offset(b, group, topic + "-missing")
     assert (missing.committed_offset, missing.error_code) == (-1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
-    for version in (2, 3, 4, 5):  # null topics: everything the group committed
-        every = await b.request(FETCH_OFFSETS, version, {"group_id": group, "topics": None})
-        assert every.error_code == ErrorCode.NONE
+    for version in range(2, 10):  # null topics: everything the group committed
+        every = await b.request(FETCH_OFFSETS, version, fetch_offsets_body(group, None, version))
+        assert (every.error_code if version < 8 else every.groups[0].error_code) == ErrorCode.NONE
         if version >= 3:
             assert every.throttle_time_ms == 0
         got = {
             (t.name, p.partition_index): (p.committed_offset, p.metadata)
-            for t in every.topics
+            for t in fetched_topics(every, version)
             for p in t.partitions
         }
         assert got == {(topic, 0): (43, "md"), (topic, 1): (42, "")}
@@ -79,3 +95,48 @@ async def test_committed_offsets_survive_a_clean_restart(group_broker: InProcess
     assert (await fetch_offset(b, group, topic)).committed_offset == 7
     listed = await b.request(LIST, 2, {})
     assert (group, "") in [(g.group_id, g.protocol_type) for g in listed.groups]
+
+
+@pytest.mark.parametrize("version", [8, 9])
+async def test_v8_fetches_several_groups_at_once(
+    group_broker: InProcessBroker, group: str, version: int
+) -> None:
+    b = group_broker
+    topic = group + ".t"
+    await make_topic(b, topic)
+    j = await stable_member(b, group)
+    assert await commit(b, group, 1, j.member_id, topic, 11) == ErrorCode.NONE
+    other = group + "-other"
+    assert await commit(b, other, -1, "", topic, 22) == ErrorCode.NONE
+    asked = [
+        {"name": topic, "partition_indexes": [0]},
+        {"name": topic + "-missing", "partition_indexes": [0]},
+    ]
+    body = {
+        "groups": [
+            # a classic group's member id and epoch are not checked (Kafka checks them for KIP-848 groups)
+            {"group_id": group, "member_id": "anyone", "member_epoch": 99, "topics": asked},
+            {"group_id": other, "member_id": None, "member_epoch": -1, "topics": None},
+            {"group_id": group + "-never", "member_id": None, "member_epoch": -1, "topics": asked},
+        ],
+        "require_stable": True,
+    }
+    resp = await b.request(FETCH_OFFSETS, version, body)
+    got = {
+        g.group_id: (
+            g.error_code,
+            {(t.name, p.error_code): p.committed_offset for t in g.topics for p in t.partitions},
+        )
+        for g in resp.groups
+    }
+    assert got == {
+        group: (
+            ErrorCode.NONE,
+            {(topic, 0): 11, (topic + "-missing", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION): -1},
+        ),
+        other: (ErrorCode.NONE, {(topic, 0): 22}),
+        group + "-never": (
+            ErrorCode.NONE,
+            {(topic, 0): -1, (topic + "-missing", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION): -1},
+        ),
+    }

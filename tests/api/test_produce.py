@@ -1,9 +1,13 @@
-"""Produce v0-v8 in process: every version boundary of the request and the response.
+"""Produce v0-v11 in process: every version boundary of the request and the response.
 
 v1 adds throttle_time_ms, v2 log_append_time_ms, v3 the transactional id and
 RecordBatches (magic 2), v4 KAFKA_STORAGE_ERROR (older clients get
 NOT_LEADER_OR_FOLLOWER for a failed write), v5 log_start_offset, v8 per-record
-errors.  What can fail here: a field missing or wrong at some version, magic 2
+errors, v9 the flexible layout (a request with tagged fields takes the grammar's
+way and is served the same), v10 the tagged current leader (never sent: one
+broker leads every partition), v11 TRANSACTION_ABORTABLE (no transactions
+here).  v12 (KIP-890's implicit transaction partitions) is not served.
+What can fail here: a field missing or wrong at some version, magic 2
 accepted below v3, a bad partition failing the others, an idempotent retry
 appended twice, acks=0 answered.
 """
@@ -24,7 +28,7 @@ from .harness import InProcessBroker
 PRODUCE = ApiKey.PRODUCE
 
 
-@pytest.mark.parametrize("version", range(9))
+@pytest.mark.parametrize("version", range(12))
 async def test_produce_response_fields_per_version(broker: InProcessBroker, version: int) -> None:
     topic = f"prod-v{version}"
     records = (
@@ -47,6 +51,20 @@ async def test_produce_response_fields_per_version(broker: InProcessBroker, vers
         assert "log_start_offset" not in p
     if version >= 8:
         assert list(p.record_errors) == [] and p.error_message is None
+    if version >= 9:  # no new leader to point at (absent tagged fields decode as their defaults)
+        leader = p.tagged_fields.get("current_leader")
+        assert leader is None or (leader.leader_id, leader.leader_epoch) == (-1, -1)
+        assert list(resp.tagged_fields.get("node_endpoints") or []) == []
+
+
+@pytest.mark.parametrize("version", [9, 11])
+async def test_a_flexible_request_with_tagged_fields_is_served(broker: InProcessBroker, version: int) -> None:
+    await make_topic(broker, "tagged")
+    body = produce_body("tagged", batch([b"t"]))
+    body["topic_data"][0]["partition_data"][0]["tagged_fields"] = {9: b"\x00"}  # unknown to Kafka 4
+    resp = await broker.request(PRODUCE, version, body)
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+    assert (await fetch_one(broker, "tagged", 0)).high_watermark == 1
 
 
 async def test_produce_magic_rules(broker: InProcessBroker) -> None:
@@ -73,7 +91,7 @@ async def test_produce_acks_0_no_response_v8(broker: InProcessBroker) -> None:
     assert (await fetch_one(broker, "acks0", 0)).high_watermark == 1  # ... and is appended
 
 
-@pytest.mark.parametrize("version", [0, 3, 8])
+@pytest.mark.parametrize("version", [0, 3, 8, 9, 11])
 async def test_errors_are_per_partition(broker: InProcessBroker, version: int) -> None:
     """An unknown partition, invalid acks and null records: each answered on its own."""
     await make_topic(broker, "per-part")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import trio
 
 from kproto import ApiKey, ErrorCode
@@ -82,6 +83,23 @@ async def test_a_restarted_static_member_gets_its_assignment_back_without_a_reba
     members = {(m.member_id, m.group_instance_id) for m in described.groups[0].members}
     assert members == {(again.member_id, "a"), (jb.member_id, "b")}
     assert described.groups[0].group_state == "Stable"
+
+
+@pytest.mark.parametrize("version", [5, 9])
+async def test_a_restarted_static_leader_is_told_not_to_assign_from_v9(
+    group_broker: InProcessBroker, group: str, version: int
+) -> None:
+    b = group_broker
+    ja, jb = await two_static_members(b, group)
+    leader_instance = "a" if ja.leader == ja.member_id else "b"
+    again = await b.request(ApiKey.JOIN_GROUP, version, static_join(group, leader_instance))
+    assert again.error_code == ErrorCode.NONE and again.leader == again.member_id
+    assert again.generation_id == GEN  # no rebalance
+    assert {m.group_instance_id for m in again.members} == {"a", "b"}
+    if version >= 9:
+        assert again.skip_assignment is True
+    follower = jb if leader_instance == "a" else ja
+    assert await heartbeat(b, group, GEN, follower.member_id, "b" if leader_instance == "a" else "a") == 0
 
 
 async def test_the_replaced_instance_is_fenced_everywhere(group_broker: InProcessBroker, group: str) -> None:

@@ -100,6 +100,10 @@ async def test_a_change_takes_effect_without_a_restart(broker: InProcessBroker) 
         ({"segment_bytes": "lots"}, "segment.bytes"),
         ({"segment_bytes": "1"}, "segment.bytes"),
         ({"cleanup_policy": "foo"}, "cleanup.policy"),
+        ({"delete_retention_ms": "-1"}, "delete.retention.ms"),
+        ({"min_cleanable_dirty_ratio": "1.5"}, "min.cleanable.dirty.ratio"),
+        ({"max_compaction_lag_ms": "0"}, "max.compaction.lag.ms"),
+        ({"min_compaction_lag_ms": "10", "max_compaction_lag_ms": "5"}, "max.compaction.lag.ms"),
         ({"retention_ms": None}, "Null value"),
     ],
 )

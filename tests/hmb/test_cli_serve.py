@@ -101,6 +101,7 @@ def test_config_file_layout_and_clean_sigterm(tmp_path: Path) -> None:
         "layout-0",
         "layout-1",
         "layout-2",
+        "topic-configs",  # __consumer_offsets is created compacted, as Kafka creates it
     ]
     logs = sorted(p.name for p in (data / "layout-1").glob("*.log"))
     assert len(logs) >= 2 and all(re.fullmatch(r"\d{20}\.log", n) for n in logs)

@@ -36,6 +36,10 @@ KAFKA_TOPIC_NAMES = {
     "log.message.timestamp.type": "message.timestamp.type",
     "compression.type": "compression.type",
     "min.insync.replicas": "min.insync.replicas",
+    "log.cleaner.delete.retention.ms": "delete.retention.ms",
+    "log.cleaner.min.compaction.lag.ms": "min.compaction.lag.ms",
+    "log.cleaner.max.compaction.lag.ms": "max.compaction.lag.ms",
+    "log.cleaner.min.cleanable.ratio": "min.cleanable.dirty.ratio",
 }
 
 
@@ -157,7 +161,8 @@ def test_settings_not_acted_on_are_accepted_with_a_warning(caplog: pytest.LogCap
     cfg = from_properties(props)
     assert cfg.log.cleanup_policy == ("compact",) and cfg.log.segment_ms == 3_600_000
     [warning] = [r.getMessage() for r in caplog.records]
-    assert "log.cleanup.policy=compact" in warning and "compression.type=zstd" in warning
+    assert "compression.type=zstd" in warning
+    assert "log.cleanup.policy" not in warning  # acted on: the log cleaner compacts
     assert "log.roll.ms" not in warning  # acted on: segment.ms rolls segments by age
     assert "log.message.timestamp.type" not in warning  # acted on: the broker stamps appends
     caplog.clear()
@@ -212,3 +217,11 @@ def test_the_module_writes_the_readme_block(tmp_path: Path, capsys: pytest.Captu
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="settings:start"):
         write_readme(readme)
+
+
+def test_a_compaction_lag_pair_that_makes_no_sense_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"max\.compaction\.lag\.ms must be at least"):
+        from_properties({"log.cleaner.min.compaction.lag.ms": "10", "log.cleaner.max.compaction.lag.ms": "5"})
+    with pytest.raises(ConfigError, match=r"max\.compaction\.lag\.ms"):
+        TopicConfig().with_overrides({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"})
+    assert TopicConfig().with_overrides({"min.compaction.lag.ms": "5", "max.compaction.lag.ms": "5"})
