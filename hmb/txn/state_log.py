@@ -37,6 +37,9 @@ from kproto.records import build_message_set, read_message_set
 log = logging.getLogger(__name__)
 
 TOPIC = "__transaction_state"
+#: How Kafka creates the topic: compacted (an id's last state is kept however old; an expired
+#: id's tombstone lets the cleaner forget it), in segments of transaction.state.log.segment.bytes.
+TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.bytes": "104857600"}
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -126,7 +129,7 @@ class TransactionStateLog:
 
     @property
     def plog(self) -> PartitionLog:
-        return self.logs.get(TOPIC, 0) or self.logs.create_topic(TOPIC, 1)[0]
+        return self.logs.get(TOPIC, 0) or self.logs.create_topic(TOPIC, 1, TOPIC_CONFIG)[0]
 
     def load(self) -> dict[str, TransactionMetadata]:
         """Every transactional id's last state (tombstoned ids left out)."""

@@ -6,8 +6,11 @@ that does not read back as written, Kafka's state numbers or names changed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from hmb.broker import Broker
 from hmb.txn.metadata import TransactionMetadata
 from hmb.txn.state_log import decode_key, decode_value, encode_key, encode_value
 from hmb.txn.states import TRANSITIONS, IllegalTransition, TxnEvent, TxnState, transition
@@ -50,3 +53,20 @@ def test_records_read_back(state: TxnState) -> None:
     assert back == meta
     if state is TxnState.EMPTY:  # no partitions: a null array, as Kafka writes it
         assert value[17:21] == b"\xff\xff\xff\xff"
+
+
+def test_the_state_topic_is_compacted_and_made_by_the_first_transaction(tmp_path: Path) -> None:
+    from hmb.config import BrokerConfig
+    from hmb.txn.state_log import TOPIC, TransactionStateLog
+
+    broker = Broker(BrokerConfig(log_dirs=(tmp_path,)))
+    broker.open()
+    try:
+        assert broker.logs.get(TOPIC, 0) is None  # no transaction yet, no topic (as Kafka)
+        state_log = TransactionStateLog(broker.logs, broker.clock.wall_ms)
+        assert state_log.load() == {}
+        assert state_log.plog is broker.logs.get(TOPIC, 0)
+        config = broker.logs.config_of(TOPIC)
+        assert config.compact and not config.delete  # never deleted by age or size
+    finally:
+        broker.close()
