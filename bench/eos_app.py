@@ -1,14 +1,14 @@
-"""An exactly-once consume-transform-produce application (librdkafka), to be killed by a test.
+"""An exactly-once consume-transform-produce application (librdkafka), to be killed.
 
-    python eos_app.py BOOTSTRAP INPUT OUTPUT GROUP TRANSACTIONAL_ID TOTAL
+    python -m bench.eos_app BOOTSTRAP INPUT OUTPUT GROUP TRANSACTIONAL_ID TOTAL
 
 Reads partition 0 of INPUT from the group's committed offset (read_committed),
 writes each value with an ``out:`` prefix to partition 0 of OUTPUT and
 commits the input offsets in the same transaction, a few records at a
 time, until the group's position reaches TOTAL; then exits 0.  A
 transaction that fails abortably is aborted and the input re-read from the
-committed offset; any other failure exits non-zero (the test starts the
-application again, as a supervisor would).
+committed offset; any other failure exits non-zero (:mod:`bench.eos_kills`
+starts the application again, as a supervisor would).
 """
 
 import sys
@@ -38,7 +38,7 @@ def main() -> int:
     producer.init_transactions(60)
     tp = ck.TopicPartition(source, 0)
     consumer.assign([ck.TopicPartition(source, 0, committed_offset(consumer, tp))])
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 1800  # a bound for a run nobody kills; the loops kill far sooner
     while time.monotonic() < deadline:
         msgs = [m for m in consumer.consume(50, 0.5) if not m.error()]
         if not msgs:
@@ -48,8 +48,8 @@ def main() -> int:
         try:
             producer.begin_transaction()
             for m in msgs:
-                producer.produce(sink, b"out:" + m.value(), partition=0)
-            position = [ck.TopicPartition(source, 0, msgs[-1].offset() + 1)]
+                producer.produce(sink, b"out:" + (m.value() or b""), partition=0)
+            position = [ck.TopicPartition(source, 0, (msgs[-1].offset() or 0) + 1)]
             producer.send_offsets_to_transaction(position, consumer.consumer_group_metadata(), 30)
             producer.commit_transaction(30)
         except ck.KafkaException as exc:
