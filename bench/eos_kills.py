@@ -34,7 +34,7 @@ from bench.hmb_process import BrokerProcess
 class KillsOutcome:
     target: str
     records: int
-    kills: int
+    kills: int  # that landed while the application was at work
     output: int
     distinct: int
     duplicates: int
@@ -106,23 +106,27 @@ def read_output(bootstrap: str, topic: str, timeout: float = 300) -> list[bytes]
         c.close()
 
 
-def kill_loop(broker: BrokerProcess, name: str, records: int, kills: int, target: str, seed: int) -> None:
-    """Kill ``target`` (the application or the broker) ``kills`` times at random moments of the work."""
+def kill_loop(broker: BrokerProcess, name: str, records: int, kills: int, target: str, seed: int) -> int:
+    """Kill ``target`` (the application or the broker) up to ``kills`` times at random moments
+    of the work; returns how many kills landed before the application finished."""
     rng = random.Random(seed)
     app = start_app(broker.bootstrap, name, records)
+    done = 0
     try:
         for _ in range(kills):
-            time.sleep(rng.uniform(0.5, 2.0))  # a random moment of the application's work: the fault
+            time.sleep(rng.uniform(0.3, 1.0))  # a random moment of the application's work: the fault
+            if app.poll() == 0:
+                return done  # finished before this kill
             if target == "app":
                 app.kill()
                 app.wait(10)
             else:
                 broker.kill()
                 broker.restart()
+            done += 1
             if app.poll() is not None:  # killed, or failed with the broker: started again
-                if app.returncode == 0:
-                    return
                 app = start_app(broker.bootstrap, name, records)
+        return done
     finally:
         app.kill()
         app.wait(10)
@@ -132,7 +136,7 @@ def run(broker: BrokerProcess, target: str, records: int, kills: int, seed: int 
     name = f"eos-{target}"
     t0 = time.monotonic()
     values = fill(broker.bootstrap, f"{name}-in", records)
-    kill_loop(broker, name, records, kills, target, seed)
+    landed = kill_loop(broker, name, records, kills, target, seed)
     run_to_end(broker.bootstrap, name, records)
     out = read_output(broker.bootstrap, f"{name}-out")
     counts = Counter(out)
@@ -140,7 +144,7 @@ def run(broker: BrokerProcess, target: str, records: int, kills: int, seed: int 
     return KillsOutcome(
         target=target,
         records=records,
-        kills=kills,
+        kills=landed,
         output=len(out),
         distinct=len(counts),
         duplicates=len(out) - len(counts),
