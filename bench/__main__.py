@@ -8,6 +8,7 @@
     python -m bench scale [--partitions 1000,3000,10000]  # cost against partitions and connections
     python -m bench compaction [--updates N --keys K]    # changelog restore, cleaner MB/s, produce ratio
     python -m bench compaction-crash [--iterations 50]   # SIGKILL while the cleaner works
+    python -m bench eos-kills [--kills 30 --target app|broker]  # exactly-once under SIGKILL
 
 Four scenarios (producer -> broker): S1 librdkafka -> reference, S2
 librdkafka -> hmb, S3 hmb_client -> reference, S4 hmb_client -> hmb.  The
@@ -212,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import compaction
 
         return (compaction.main if argv[0] == "compaction" else compaction.crash_main)(argv[1:])
+    if argv[:1] == ["eos-kills"]:  # its own options: bench/eos_kills.py
+        from bench import eos_kills
+
+        return eos_kills.main(argv[1:])
     ap = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

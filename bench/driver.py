@@ -274,6 +274,10 @@ def sequenced(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
     """The reliability studies' producer: ``--records`` messages, each carrying its
     sequence number (the value's first 8 bytes), as fast as the client allows;
     reports what was acknowledged and the acknowledgement latencies."""
+    if args.transaction_records:
+        from bench.transactional import sequenced_transactional
+
+        return sequenced_transactional(args, counter)
     pad = b"x" * max(0, args.message_size - _SEQ.size)
     latencies: list[float] = []
     failed_seqs: list[int] = []
@@ -406,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         help="consume: keep the connections open until stdin closes (for a last TCP sample)",
     )
     ap.add_argument("--idempotent", action="store_true", help="sequenced: enable the idempotent producer")
+    ap.add_argument(
+        "--transaction-records",
+        type=int,
+        default=0,
+        help="sequenced: a transactional producer committing every this many messages (0: none)",
+    )
     ap.add_argument(
         "--delivery-timeout", type=float, default=120.0, help="sequenced: delivery timeout, seconds"
     )

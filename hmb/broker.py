@@ -1,4 +1,4 @@
-"""The broker: the log, the groups, the committed offsets and the listener, in one nursery.
+"""The broker: the log, the groups, the committed offsets, the transactions and the listener.
 
 The broker owns the services (:class:`hmb.api.context.Services`) and wires
 them together: one dispatcher answers every connection's requests over
@@ -36,6 +36,9 @@ from hmb.security.credentials import FILE_NAME as CREDENTIALS_FILE
 from hmb.security.credentials import CredentialStore
 from hmb.security.plain import PlainUsers
 from hmb.settings import Settings
+from hmb.txn.coordinator import TransactionCoordinator
+from hmb.txn.state_log import TOPIC as TXN_STATE_TOPIC
+from hmb.txn.state_log import TransactionStateLog
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +111,7 @@ class Broker:
         offsets = OffsetStore(plog, self.clock.wall_ms)
         loaded = offsets.load()
         self.services.offsets = offsets
+        self.services.transactions = self._load_transactions(offsets)
         # the security stores live beside meta.properties in the first log directory
         home = self.config.log_dirs[0]
         self.services.credentials = CredentialStore(home / CREDENTIALS_FILE)
@@ -119,6 +123,21 @@ class Broker:
             )
         if loaded:
             log.info("loaded %d committed-offset records from %s", loaded, OFFSETS_TOPIC)
+
+    def _load_transactions(self, offsets: OffsetStore) -> TransactionCoordinator:
+        """The transaction coordinator over ``__transaction_state`` (created by the first transaction)."""
+        coordinator = TransactionCoordinator(
+            self.logs,
+            offsets,
+            TransactionStateLog(self.logs, self.clock.wall_ms),
+            self.clock,
+            max_timeout_ms=self.config.transaction_max_timeout_ms,
+            id_expiration_ms=self.config.transactional_id_expiration_ms,
+        )
+        loaded = coordinator.load()
+        if loaded:
+            log.info("loaded %d transactional ids from %s", loaded, TXN_STATE_TOPIC)
+        return coordinator
 
     def close(self) -> None:
         self.logs.close()
@@ -177,6 +196,8 @@ class Broker:
                     await nursery.start(self.cleaner.run)
                 nursery.start_soon(self.logs.run_loader)  # partitions left unread by a clean start
                 await nursery.start(self.groups.run)  # session and rebalance timeouts
+                # transactions left half done, transaction timeouts, expired transactional ids
+                await nursery.start(self.services.transactions.run)
                 if self.config.control_listener is not None:
                     await self._start_control(nursery, self.config.control_listener)
                 if self.services.cluster is not None:

@@ -86,6 +86,8 @@ class BrokerConfig:
     group_min_session_timeout_ms: int = default_of("group.min.session.timeout.ms")
     group_max_session_timeout_ms: int = default_of("group.max.session.timeout.ms")
     group_initial_rebalance_delay_ms: int = default_of("group.initial.rebalance.delay.ms")
+    transaction_max_timeout_ms: int = default_of("transaction.max.timeout.ms")
+    transactional_id_expiration_ms: int = default_of("transactional.id.expiration.ms")
     ssl_keystore_type: str = default_of("ssl.keystore.type")
     ssl_keystore_location: str | None = default_of("ssl.keystore.location")
     ssl_key_password: str | None = default_of("ssl.key.password")

@@ -9,6 +9,8 @@ alone (docs/architecture.md draws the picture):
   the API layer maps them).
 * ``hmb.net`` moves frames: of the log it sees only the file-region type
   that responses are made of, and it never reaches the broker object.
+* ``hmb.txn`` (the transaction coordinator) sits beside ``hmb.groups``:
+  called by the API layer, it never imports it, the network or the broker.
 * ``hmb.api`` decodes and dispatches: it never imports the network layer
   or the broker, which wire it up from above.
 * ``hmb.cluster`` (membership, controller, placement on ZooKeeper) knows
@@ -67,6 +69,7 @@ RULES = (
             "hmb.api",
             "hmb.net",
             "hmb.groups",
+            "hmb.txn",
             "hmb.broker",
             "hmb.cli",
             "hmb.cluster",
@@ -75,14 +78,29 @@ RULES = (
             "kproto.error_codes",
         ),
     ),
-    Rule("hmb/net", ("hmb.log", "hmb.broker", "hmb.groups", "hmb.cli"), allowed=("hmb.log.region",)),
+    Rule(
+        "hmb/net", ("hmb.log", "hmb.broker", "hmb.groups", "hmb.txn", "hmb.cli"), allowed=("hmb.log.region",)
+    ),
     Rule("hmb/api", ("hmb.net", "hmb.broker", "hmb.cli", "kazoo")),
+    # the transaction coordinator: called by the API layer, calls the log and the committed offsets
+    Rule("hmb/txn", ("hmb.api", "hmb.net", "hmb.broker", "hmb.cli")),
     # the cluster on ZooKeeper: below the API, above the log; the one user of kazoo
     Rule("hmb/cluster", ("hmb.api", "hmb.net", "hmb.broker", "hmb.cli", "hmb.groups", "kproto")),
     # principals, SASL mechanisms, credentials and ACLs: sans-I/O, below the API and network layers
     Rule(
         "hmb/security",
-        ("trio", "socket", "ssl", "hmb.api", "hmb.net", "hmb.log", "hmb.groups", "hmb.broker", "hmb.cli"),
+        (
+            "trio",
+            "socket",
+            "ssl",
+            "hmb.api",
+            "hmb.net",
+            "hmb.log",
+            "hmb.groups",
+            "hmb.txn",
+            "hmb.broker",
+            "hmb.cli",
+        ),
     ),
 )
 

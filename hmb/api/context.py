@@ -2,8 +2,8 @@
 
 Handlers are thin (kfake style): they translate between the request's
 fields and calls on the services (the log, the group coordinator, the
-committed offsets; later the transaction coordinator, the authoriser,
-metrics), and turn exceptions into Kafka error codes.  They never see the
+committed offsets, the transaction coordinator, the authoriser;
+later metrics), and turn exceptions into Kafka error codes.  They never see the
 broker object itself, so a handler can be driven in-process over any set of
 services (the tests do), and the broker, the network layer and the API
 layer import each other in one direction only.
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from hmb.security.credentials import CredentialStore
     from hmb.security.plain import PlainUsers
     from hmb.settings import Settings
+    from hmb.txn.coordinator import TransactionCoordinator
 
 
 class CloseConnection(Exception):  # noqa: N818 - an instruction to the network layer, not a failure
@@ -49,9 +50,10 @@ class Services:
     """The broker's parts a handler may use, one object per broker (``settings``: the
     configuration as DescribeConfigs/AlterConfigs see it).
 
-    ``offsets`` exists once the log is loaded (the committed offsets live
-    in a partition of it); ``advertised`` answers the address clients are
-    told, known only once the listener is bound.
+    ``offsets`` and ``transactions`` exist once the log is loaded (the
+    committed offsets and the transactions' state live in partitions of
+    it); ``advertised`` answers the address clients are told, known only
+    once the listener is bound.
     """
 
     config: BrokerConfig
@@ -60,6 +62,7 @@ class Services:
     advertised: Callable[..., Listener]  # (listener name=None) -> the address clients are told
     settings: Settings
     _offsets: OffsetStore | None = None
+    _transactions: TransactionCoordinator | None = None
     clock: Clock = field(default_factory=Clock)  # the broker's time (hmb.clock): fetch waits on it
     #: None: no authoriser configured, everything is allowed (authorizer.class.name empty)
     authorizer: Authorizer | None = None
@@ -78,6 +81,16 @@ class Services:
     @offsets.setter
     def offsets(self, store: OffsetStore) -> None:
         self._offsets = store
+
+    @property
+    def transactions(self) -> TransactionCoordinator:
+        """The transaction coordinator (loaded with the log, after the committed offsets)."""
+        assert self._transactions is not None, "the transaction coordinator is not loaded yet"
+        return self._transactions
+
+    @transactions.setter
+    def transactions(self, coordinator: TransactionCoordinator) -> None:
+        self._transactions = coordinator
 
 
 @dataclass

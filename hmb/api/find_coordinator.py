@@ -1,11 +1,12 @@
-"""FindCoordinator v0-6 (0.8.2 GroupCoordinator): every group is coordinated here.
+"""FindCoordinator v0-6 (0.8.2 GroupCoordinator): who coordinates a group or a transaction.
 
-v1 adds the key type: 0 asks for a group's coordinator (this broker), 1 for
-a transaction coordinator, which this broker is not (transactions are out of
-scope), so that is COORDINATOR_NOT_AVAILABLE with a message; a transactional
-producer then fails at its own timeout instead of believing it has one.
-v3+ flexible.  v4+ (KIP-699) ask for a batch of keys of one type and are
-answered per key.  v5 only allows TRANSACTION_ABORTABLE among the answers.
+v1 adds the key type: 0 asks for a group's coordinator, 1 for a
+transactional id's; a broker alone is both (Describe on the group or the
+transactional id is required).  In a cluster a group's coordinator is the
+leader of its ``__consumer_offsets`` partition, and transactions are not
+coordinated yet (COORDINATOR_NOT_AVAILABLE: their markers would go to
+partitions other brokers lead).  v3+ flexible.  v4+ (KIP-699) ask for a
+batch of keys of one type and are answered per key.  v5 only allows TRANSACTION_ABORTABLE among the answers.
 v6 (KIP-932) adds key type 2, a share group's coordinator: share groups are
 not served, so such a key is answered INVALID_REQUEST, as an unknown key
 type is.  What a key type is answered is decided in one place,
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hmb.api.authz import allowed
+from hmb.api.authz import DENIED, allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
 from hmb.security.acl import Operation, ResourceType
@@ -32,19 +33,22 @@ def _error(code: int, message: str | None) -> dict[str, Any]:
     return {"error_code": code, "error_message": message, "node_id": -1, "host": "", "port": -1}
 
 
+#: key type -> the resource Describe is checked on (this broker coordinates both)
+KEY_RESOURCES = {KEY_TYPE_GROUP: ResourceType.GROUP, KEY_TYPE_TRANSACTION: ResourceType.TRANSACTIONAL_ID}
+
+
 def coordinator_for(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
     """Who coordinates ``key`` of ``key_type``: error code and message, node id, host and port."""
-    if key_type == KEY_TYPE_TRANSACTION:
-        if not allowed(ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
-            return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
-        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker has no transaction coordinator")
-    if key_type != KEY_TYPE_GROUP:
+    resource = KEY_RESOURCES.get(key_type)
+    if resource is None:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
-    if not allowed(ctx, Operation.DESCRIBE, ResourceType.GROUP, key):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    if not allowed(ctx, Operation.DESCRIBE, resource, key):
+        return _error(DENIED[resource], None)
     cluster = ctx.services.cluster
-    if cluster is not None:  # the leader of the group's __consumer_offsets partition
-        from hmb.api.cluster_metadata import coordinator
+    if cluster is not None:
+        if key_type == KEY_TYPE_TRANSACTION:  # markers go to partitions other brokers lead
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions in a cluster are not built yet")
+        from hmb.api.cluster_metadata import coordinator  # the leader of the group's offsets partition
 
         node = coordinator(cluster, key)
         reg = cluster.view.brokers.get(node)
@@ -52,7 +56,6 @@ def coordinator_for(ctx: RequestContext, key_type: int, key: str) -> dict[str, A
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group's offsets partition has no leader")
         ep = reg.endpoint(ctx.session.listener)
         return {
-            "throttle_time_ms": 0,
             "error_code": ErrorCode.NONE,
             "error_message": None,
             "node_id": node,

@@ -1,4 +1,4 @@
-"""InitProducerId v0-v1: a producer id and epoch for an idempotent producer.
+"""InitProducerId v0-v5: a producer id and epoch for an idempotent or transactional producer.
 
 kafka-python's producer is idempotent by default and calls this as soon as
 the broker looks new enough (it guesses a Kafka release from the advertised
@@ -17,9 +17,20 @@ owner would inherit the old owner's sequence state.  When the block cannot
 be made durable (disk full), no id is handed out: the answer is the
 retriable COORDINATOR_NOT_AVAILABLE.
 
-Transactions are out of scope: a transactional id is answered
-NOT_COORDINATOR (this broker coordinates no transactions; FindCoordinator
-says the same with COORDINATOR_NOT_AVAILABLE).
+A transactional id goes to the transaction coordinator
+(:mod:`hmb.txn.coordinator`): its producer id, the epoch bumped (which
+fences the previous instance), an open transaction aborted first; a
+``transaction_timeout_ms`` above ``transaction.max.timeout.ms`` is
+INVALID_TRANSACTION_TIMEOUT; markers still being written are
+CONCURRENT_TRANSACTIONS.  Write on the transactional id is required.
+
+Versions: v2 is the first flexible one; v3 adds the producer id and epoch
+the client still holds (KIP-360: they must be the id's current ones, else
+PRODUCER_FENCED); v4 may answer PRODUCER_FENCED where older versions get
+INVALID_PRODUCER_EPOCH; v5 only allows TRANSACTION_ABORTABLE, which this
+broker never sends.  v6 (KIP-939, two-phase commit with an external
+transaction manager) is not served: hmb keeps no prepared transactions
+across producer restarts.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from typing import Any
 from hmb.api.authz import allowed, cluster_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.api.txn_codes import for_version
 from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 
@@ -49,13 +61,26 @@ def _may_write_idempotently(ctx: RequestContext) -> bool:
     return authorizer.authorize_any(principal, host, Operation.WRITE, ResourceType.TOPIC)
 
 
-@handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 1))
+async def _transactional(ctx: RequestContext, tid: str) -> Reply:
+    body = ctx.request.body
+    if not allowed(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
+        return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    try:
+        result = await ctx.services.transactions.init_producer_id(
+            tid, body.transaction_timeout_ms, body.get("producer_id", -1), body.get("producer_epoch", -1)
+        )
+    except OSError as exc:
+        log.error("InitProducerId for transactional id %s failed: %s", tid, exc)
+        return _answer(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    code = for_version(result.error, ApiKey.INIT_PRODUCER_ID, ctx.request.version)
+    return _answer(code, result.producer_id, result.producer_epoch)
+
+
+@handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 5))
 async def handle(ctx: RequestContext) -> Reply:
     tid = ctx.request.body.transactional_id
     if tid is not None:
-        if not allowed(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
-            return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        return _answer(ErrorCode.NOT_COORDINATOR)
+        return await _transactional(ctx, tid)
     if not _may_write_idempotently(ctx):
         return _answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     try:

@@ -32,7 +32,9 @@ from hmb.log.topic_ids import ZERO as ZERO_ID
 from hmb.security.acl import CLUSTER_NAME, Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets"})  # Kafka's, and where hmb keeps commits
+INTERNAL_TOPICS = frozenset(
+    {"__consumer_offsets", "__transaction_state"}
+)  # Kafka's, where hmb keeps them too
 
 
 def _partitions(node: int, count: int) -> list[dict[str, Any]]:

@@ -12,7 +12,9 @@ in its sequence is OUT_OF_ORDER_SEQUENCE_NUMBER (both decided by the log,
 see :mod:`hmb.log.producer_state`).  Which code a refusal of the log gets
 is :mod:`hmb.api.errors`' table.  Response fields of newer versions:
 ``log_append_time_ms`` -1 (v2+, CreateTime topics only), the partition's
-``log_start_offset`` (v5+), no per-record errors (v8).
+``log_start_offset`` (v5+), no per-record errors (v8).  A transactional
+batch must go to a partition of its open transaction
+(:mod:`hmb.api.txn_produce`), INVALID_TXN_STATE otherwise, at every version.
 
 Flexible versions: v9 is v8 in the compact layout; v10 adds the tagged
 ``current_leader``/``node_endpoints`` that point a client at a new leader
@@ -34,6 +36,7 @@ from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
 from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
+from hmb.api.txn_produce import refusal as txn_refusal
 from hmb.log.partition import PartitionLog
 from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
@@ -113,6 +116,8 @@ async def handle(ctx: RequestContext) -> Reply:
                 code, base = ErrorCode.NOT_LEADER_OR_FOLLOWER, -1
             elif (plog := logs.get(topic.name, pd.index)) is None:
                 code, base = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+            elif pd.records and (refused := txn_refusal(ctx, topic.name, pd.index, pd.records)):
+                code, base = refused, -1
             else:
                 code, base, append_time = await _append_to(ctx, plog, pd.records, messages)
                 if code == _NONE:

@@ -110,13 +110,15 @@ class Control:
     async def advance_clock(self, delta: timedelta | float) -> None:
         """Move the broker's time forward and let everything that is now due expire, before returning.
 
-        Session and rebalance timeouts expire and retention runs as of the new
-        time, so a test can assert the outcome right after this call.
+        Session and rebalance timeouts expire, timed-out transactions are
+        aborted and retention runs as of the new time, so a test can assert
+        the outcome right after this call.
         """
         seconds = delta.total_seconds() if isinstance(delta, timedelta) else float(delta)
         clock = self.broker.clock
         clock.advance(seconds)
         self.broker.groups.expire(clock.monotonic())
+        await self.broker.services.transactions.expire()
         await self.broker.logs.apply_retention(clock.wall())
 
     # ---------------------------------------------------------------- seed and snapshot

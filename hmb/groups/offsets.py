@@ -19,6 +19,13 @@ consumer saw, KIP-320), or version 1 when the client asked for a retention
 time (OffsetCommit v2-v4), the only schema with an expire timestamp, as
 Kafka chooses.  Versions 0 and 2 (Kafka's older writers) are read too.
 
+A transaction's offsets (TxnOffsetCommit) are written as a transactional
+RecordBatch of its producer (id, epoch, next sequence), as Kafka writes
+them, and held apart per producer until the transaction's marker reaches
+this partition: COMMIT makes them the group's committed offsets, ABORT
+drops them, both when the coordinator writes the marker and when the log
+is read back.
+
 On start the whole topic is read back, last record per key winning.  A
 commit is acknowledged only after its record is in the log, so an
 acknowledged commit survives a crash like any acknowledged message.
@@ -27,6 +34,7 @@ acknowledged commit survives a crash like any acknowledged message.
 from __future__ import annotations
 
 import logging
+import struct
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -35,7 +43,8 @@ from typing import NamedTuple
 from construct import Int16sb, Int32sb, Int64sb, PascalString, Struct
 
 from hmb.log.partition import PartitionLog
-from kproto.records import build_message_set, read_message_set
+from kproto.records import RecordBatchBuilder, RecordBatchReader, build_message_set, read_message_set
+from kproto.records.entry import MAGIC_OFFSET, entry_size, last_offset
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +71,24 @@ OFFSET_VALUE_V3 = Struct(
     "metadata" / _STRING,
     "commit_timestamp" / Int64sb,
 )
+_I16 = struct.Struct(">h")
+COMMIT_MARKER = 1  # a control record's key: version int16, type int16 (0 ABORT, 1 COMMIT)
 _VALUES = {0: _VALUE_V0_V2, 1: OFFSET_VALUE, 2: _VALUE_V0_V2, 3: OFFSET_VALUE_V3}
+
+
+def _commit_record(group: str, e: CommitEntry, ts: int) -> tuple[bytes, bytes]:
+    """The key and value (schema v3, with the leader epoch) of one commit."""
+    key = OFFSET_KEY.build({"version": 1, "group": group, "topic": e.topic, "partition": e.partition})
+    value = OFFSET_VALUE_V3.build(
+        {
+            "version": 3,
+            "offset": e.offset,
+            "leader_epoch": e.leader_epoch,
+            "metadata": e.metadata,
+            "commit_timestamp": ts,
+        }
+    )
+    return key, value
 
 
 @dataclass(frozen=True)
@@ -91,47 +117,123 @@ class OffsetStore:
         self.plog = plog
         self.wall_ms = wall_ms or (lambda: int(time.time() * 1000))  # the broker's clock
         self._offsets: dict[tuple[str, str, int], CommittedOffset] = {}
+        #: producer id -> the offsets its open transaction commits (TxnOffsetCommit)
+        self._pending: dict[int, dict[tuple[str, str, int], CommittedOffset]] = {}
 
     def load(self) -> int:
-        """Read the whole log back; returns how many records were applied."""
+        """Read the whole log back; returns how many records were applied.
+
+        Transactional offsets (TxnOffsetCommit) are held per producer until
+        their transaction's marker: COMMIT applies them, ABORT drops them;
+        a transaction still open at the end stays pending for the
+        transaction coordinator to complete.
+        """
         applied = 0
         offset = self.plog.log_start_offset
         while offset < self.plog.high_watermark:
-            with self.plog.read(offset, 1 << 20) as region:
+            with self.plog.read(offset, 1 << 20, min_one=True) as region:
                 if region is None:
                     break
                 data = region.read()
-            records = read_message_set(data)
-            if not records:
-                raise RuntimeError(f"cannot read {TOPIC} at offset {offset}: entry larger than 1 MiB?")
-            for rec in records:
-                if rec.offset < offset:
+            pos, start = 0, offset
+            while (size := entry_size(data, pos)) and pos + size <= len(data):
+                entry = data[pos : pos + size]
+                pos += size
+                if last_offset(entry) < start:
                     continue
-                offset = rec.offset + 1
+                offset = last_offset(entry) + 1
                 try:
+                    applied += self._load_entry(entry, start)
+                except Exception as exc:  # any unreadable entry: skipped, never fatal to the start
+                    log.warning("skipping unreadable %s entry before %d: %s", TOPIC, offset, exc)
+            if offset == start:
+                raise RuntimeError(f"cannot read {TOPIC} at offset {offset}")
+        return applied
+
+    def _load_entry(self, entry: bytes, start: int) -> int:
+        """Apply one log entry (a message set or one record batch); returns records applied."""
+        if entry[MAGIC_OFFSET] < 2:
+            legacy = [r for r in read_message_set(entry) if r.offset >= start]
+            for message in legacy:
+                self._apply(message.key, message.value)
+            return len(legacy)
+        applied = 0
+        for batch in RecordBatchReader(entry, allow_partial_tail=False):
+            head = batch.header
+            if head.is_control:
+                key = batch.records()[0].key or b""
+                self.complete_transaction(
+                    head.producer_id, commit=_I16.unpack_from(key, 2)[0] == COMMIT_MARKER
+                )
+                continue
+            for rec in batch.records():
+                if rec.offset < start:
+                    continue
+                if head.is_transactional:
+                    self._apply_pending(head.producer_id, rec.key, rec.value)
+                else:
                     self._apply(rec.key, rec.value)
-                    applied += 1
-                except Exception as exc:  # any unreadable record: skipped, never fatal to the start
-                    log.warning("skipping unreadable %s record at %d: %s", TOPIC, rec.offset, exc)
+                applied += 1
         return applied
 
     def _apply(self, key: bytes | None, value: bytes | None) -> None:
+        self._apply_to(self._offsets, key, value)
+
+    def _apply_pending(self, producer_id: int, key: bytes | None, value: bytes | None) -> None:
+        self._apply_to(self._pending.setdefault(producer_id, {}), key, value)
+
+    @staticmethod
+    def _apply_to(
+        offsets: dict[tuple[str, str, int], CommittedOffset], key: bytes | None, value: bytes | None
+    ) -> None:
         if key is None:
             return
         k = OFFSET_KEY.parse(key)
         if k.version not in (0, 1):
             return  # group metadata records (version 2) are not offsets
         if value is None:  # tombstone: offset deleted
-            self._offsets.pop((k.group, k.topic, k.partition), None)
+            offsets.pop((k.group, k.topic, k.partition), None)
             return
         version = int.from_bytes(value[:2], "big", signed=True)
         schema = _VALUES.get(version)
         if schema is None:
             raise ValueError(f"offset value version {version} is not one hmb reads")
         v = schema.parse(value)
-        self._offsets[(k.group, k.topic, k.partition)] = CommittedOffset(
+        offsets[(k.group, k.topic, k.partition)] = CommittedOffset(
             v.offset, v.metadata, v.commit_timestamp, v.get("leader_epoch", -1)
         )
+
+    # ---------------------------------------------------------------- transactional offsets
+
+    async def stage_transaction(
+        self, producer_id: int, producer_epoch: int, group: str, entries: list[CommitEntry]
+    ) -> None:
+        """TxnOffsetCommit: write ``entries`` as a transactional batch of the producer, held
+        back from the group's committed offsets until :meth:`complete_transaction`.
+
+        The batch carries the producer's id, epoch and next sequence on this
+        partition, so the log's idempotence rules fence a zombie's late commit.
+        """
+        now = self.wall_ms()
+        known = self.plog.producers.producers.get(producer_id)
+        seq = known.last_seq + 1 if known is not None and known.epoch == producer_epoch else 0
+        builder = RecordBatchBuilder(
+            producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=seq, is_transactional=True
+        )
+        staged: dict[tuple[str, str, int], CommittedOffset] = {}
+        for e in entries:
+            ts = now if e.commit_timestamp < 0 else e.commit_timestamp
+            key, value = _commit_record(group, e, ts)
+            builder.append(key, value, ts)
+            staged[(group, e.topic, e.partition)] = CommittedOffset(e.offset, e.metadata, ts, e.leader_epoch)
+        await self.plog.append(builder.build())
+        self._pending.setdefault(producer_id, {}).update(staged)
+
+    def complete_transaction(self, producer_id: int, *, commit: bool) -> None:
+        """The producer's transaction ended: its offsets become committed (or are dropped)."""
+        staged = self._pending.pop(producer_id, {})
+        if commit:
+            self._offsets.update(staged)
 
     def get(self, group: str, topic: str, partition: int) -> CommittedOffset | None:
         return self._offsets.get((group, topic, partition))
@@ -172,15 +274,7 @@ class OffsetStore:
                 epoch = -1
             else:
                 epoch = e.leader_epoch
-                value = OFFSET_VALUE_V3.build(
-                    {
-                        "version": 3,
-                        "offset": e.offset,
-                        "leader_epoch": epoch,
-                        "metadata": e.metadata,
-                        "commit_timestamp": ts,
-                    }
-                )
+                key, value = _commit_record(group, e, ts)
             records.append((key, value, ts))
             stored.append((e, CommittedOffset(e.offset, e.metadata, ts, epoch)))
         await self.plog.append(build_message_set(records, magic=1))

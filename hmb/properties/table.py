@@ -50,6 +50,7 @@ LOG = "Log and topic defaults"
 COMPACTION = "Log compaction"
 GROUPS = "Consumer groups"
 CLUSTER = "Cluster (ZooKeeper)"
+TRANSACTIONS = "Transactions"
 SECURITY = "Security"
 
 _HOUR_MS = 3_600_000
@@ -759,9 +760,32 @@ PROPERTIES: tuple[Property, ...] = (
         unit="ms",
         kafka_default="3000",
     ),
+    # -------------------------------------------------------------------- transactions
+    Property(
+        "transaction.max.timeout.ms",
+        INT,
+        900_000,
+        "The longest transaction.timeout.ms a transactional producer may ask for; a longer "
+        "one is refused with INVALID_TRANSACTION_TIMEOUT.",
+        TRANSACTIONS,
+        attr="transaction_max_timeout_ms",
+        at_least=1,
+        unit="ms",
+    ),
+    Property(
+        "transactional.id.expiration.ms",
+        INT,
+        604_800_000,
+        "How long the coordinator keeps a transactional id whose producer sends no "
+        "transaction; then the id is forgotten and its next producer starts at epoch 0.",
+        TRANSACTIONS,
+        attr="transactional_id_expiration_ms",
+        at_least=1,
+        unit="ms",
+    ),
 )
 
-SECTIONS = (NETWORK, SECURITY, BROKER, CLUSTER, LOG, COMPACTION, GROUPS)
+SECTIONS = (NETWORK, SECURITY, BROKER, CLUSTER, LOG, COMPACTION, GROUPS, TRANSACTIONS)
 BY_NAME = {p.name: p for p in PROPERTIES}
 BROKER_PROPERTIES = tuple(p for p in PROPERTIES if p.topic is None)
 TOPIC_PROPERTIES = tuple(p for p in PROPERTIES if p.topic is not None)

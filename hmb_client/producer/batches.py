@@ -83,6 +83,7 @@ class ProducerBatch:
         "size",
         "timestamps",
         "topic",
+        "transactional",
         "values",
     )
 
@@ -109,6 +110,7 @@ class ProducerBatch:
         self.producer_id = -1
         self.producer_epoch = -1
         self.base_sequence = -1
+        self.transactional = False  # part of a transaction (a transactional producer's batch)
         self.encoded: tuple[int, bytes] | None = None  # (magic, bytes) as last sent
 
     def __len__(self) -> int:
@@ -167,7 +169,7 @@ def encode_batch(batch: ProducerBatch, magic: int, compression: Compression) -> 
     keys, values, stamps = batch.keys, batch.values, batch.timestamps
     if magic == 2:
         builder = RecordBatchBuilder(
-            compression, batch.producer_id, batch.producer_epoch, batch.base_sequence
+            compression, batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.transactional
         )
         builder.extend(keys, values, stamps, batch.headers)
         data = builder.build()

@@ -57,6 +57,8 @@ class ProducerConfig(SecuritySettings):
     request_timeout_ms: int = 30_000
     compression_type: str | None = None  # None, "gzip", "snappy", "lz4", "zstd"
     enable_idempotence: bool = False  # see the class docstring for why not True
+    transactional_id: str | None = None  # transactions (init_transactions() ...); implies idempotence
+    transaction_timeout_ms: int = 60_000  # the coordinator aborts a transaction open longer
     api_version: tuple[int, ...] | None = None  # None: ApiVersions; (0, 8, 2): the 0.8.2 table
     key_serializer: Callable[[Any], bytes] | None = None
     value_serializer: Callable[[Any], bytes] | None = None
@@ -79,6 +81,8 @@ class ProducerConfig(SecuritySettings):
             raise ValueError("partitioner must be 'default' or 'round_robin'")
         if self.batch_size < 1 or self.max_in_flight_requests_per_connection < 1:
             raise ValueError("batch_size and max_in_flight_requests_per_connection must be positive")
+        if self.transactional_id is not None and not self.enable_idempotence:
+            raise ValueError("transactional_id needs enable_idempotence")
         if self.enable_idempotence:
             if self.acks != -1:
                 raise ValueError("enable_idempotence needs acks='all' (-1)")

@@ -94,6 +94,15 @@ class Idempotence:
         self.new_id_wanted = False
         log.debug("producer id %d epoch %d", self.producer_id, self.producer_epoch)
 
+    def adopt(self, producer_id: int, producer_epoch: int) -> None:
+        """Take the id and epoch a transactional InitProducerId returned: every partition's
+        sequences start again at 0 (a new epoch), as the broker expects."""
+        self.producer_id, self.producer_epoch = producer_id, producer_epoch
+        self.new_id_wanted = False
+        self._partitions = {tp: st for tp, st in self._partitions.items() if st.unanswered}
+        for st in self._partitions.values():
+            st.needs_new_id = True
+
     def _state(self, tp: tuple[str, int]) -> _PartitionState:
         st = self._partitions.get(tp)
         if st is None:

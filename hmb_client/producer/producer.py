@@ -14,7 +14,7 @@ The message format follows the Produce version negotiated with each
 leader: RecordBatch v2 (headers, zstd, idempotence) from Produce v3, magic 1
 at v2, magic 0 below (a Kafka 0.8 broker).  Records and futures live in
 :mod:`hmb_client.producer.batches`, the idempotent producer's sequence bookkeeping in
-:mod:`hmb_client.producer.idempotence`.
+:mod:`hmb_client.producer.idempotence`, transactions in :mod:`hmb_client.producer.transactions`.
 
 Config names and defaults follow kafka-python (Kafka's Java names in
 snake_case): see :class:`hmb_client.producer.config.ProducerConfig`.
@@ -54,6 +54,7 @@ from hmb_client.producer.batches import (
 from hmb_client.producer.config import COMPRESSION, ProducerConfig
 from hmb_client.producer.idempotence import FAIL, RETRY, SUCCESS, Idempotence
 from hmb_client.producer.partitioner import DefaultPartitioner, RoundRobinPartitioner
+from hmb_client.producer.transactions import TransactionCalls, TransactionManager, transaction_manager
 from hmb_client.runtime import IoThread
 from kproto import ApiKey, ErrorCode, KprotoError
 from kproto.produce_fast import encode_produce_request, produce_acks
@@ -68,17 +69,20 @@ _TopicData = list[tuple[str, list[tuple[int, bytes | None]]]]  # a Produce reque
 _MAGIC0_OVERHEAD = 26  # offset, size, crc, magic, attributes, key and value lengths
 
 
-class Producer:
+class Producer(TransactionCalls):
     """A Kafka producer.  ``Producer(bootstrap_servers="127.0.0.1:9092", acks=1, linger_ms=5)``."""
 
     def __init__(self, bootstrap_servers: str | list[str] = "127.0.0.1:9092", **config: Any) -> None:
         unknown = set(config) - {f.name for f in fields(ProducerConfig)}
         if unknown:
             raise TypeError(f"unknown producer settings: {', '.join(sorted(unknown))}")
+        if config.get("transactional_id"):
+            config.setdefault("enable_idempotence", True)  # a transactional producer is idempotent
         if config.get("enable_idempotence"):
             config.setdefault("acks", -1)  # kafka-python: an explicit other value is an error
         self.config = ProducerConfig(bootstrap_servers=bootstrap_servers, **config)
         self._idempotence = Idempotence() if self.config.enable_idempotence else None
+        self._txn = transaction_manager(self.config, self._idempotence)
         self._partitioner = (
             DefaultPartitioner() if self.config.partitioner == "default" else RoundRobinPartitioner()
         )
@@ -153,6 +157,8 @@ class Producer:
         """
         if self._closed:
             raise IllegalStateError("send() after close()")
+        if self._txn is not None:
+            self._txn.check_open()
         if key is not None:
             if self._key_serializer is not None:
                 key = self._key_serializer(key)
@@ -380,6 +386,8 @@ class Producer:
         """The drained batches that may go now (stamped); the rest are held or failed."""
         idem = self._idempotence
         assert idem is not None
+        if self._txn is not None:
+            return await self._transactional_selection(cluster, batches, self._txn)
         if not idem.has_id:
             try:
                 await idem.init_producer_id(await cluster.any_connection())
@@ -394,6 +402,29 @@ class Producer:
                 return []
         send, hold = idem.select(batches)
         self._hold(hold)
+        return send
+
+    async def _transactional_selection(
+        self, cluster: Cluster, batches: list[ProducerBatch], txn: TransactionManager
+    ) -> list[ProducerBatch]:
+        """Stamp the batches that may go and add their partitions to the transaction first."""
+        idem = self._idempotence
+        assert idem is not None
+        if not idem.has_id:  # a sequence error lost the epoch: the transaction cannot go on
+            for b in batches:
+                self._finished(b, -1, KafkaError("the producer lost its epoch: abort the transaction"))
+            return []
+        send, hold = idem.select(batches)
+        self._hold(hold)
+        try:
+            await txn.add_partitions(cluster, (b.tp for b in send))
+        except KafkaError as exc:
+            for b in send:
+                idem.not_sent(b)
+                self._finished(b, -1, exc)
+            return []
+        for b in send:
+            b.transactional = True
         return send
 
     async def _sender(self, cluster: Cluster) -> None:
@@ -518,7 +549,9 @@ class Producer:
             client_id, acks, timeout_ms = conn.client_id, int(cfg.acks), cfg.request_timeout_ms
 
             def encode(correlation_id: int) -> bytes:
-                return encode_produce_request(version, correlation_id, client_id, acks, timeout_ms, topics)
+                return encode_produce_request(
+                    version, correlation_id, client_id, acks, timeout_ms, topics, cfg.transactional_id
+                )
 
             if acks == 0:
                 await conn.send_encoded(ApiKey.PRODUCE, version, encode, expect_response=False)

@@ -113,9 +113,13 @@ async def fetch_one(b: InProcessBroker, topic: str, offset: int, version: int = 
 
 
 async def new_producer_id(b: InProcessBroker, version: int = 1) -> int:
-    resp = await b.request(
-        ApiKey.INIT_PRODUCER_ID, version, {"transactional_id": None, "transaction_timeout_ms": 60000}
-    )
+    body = {
+        "transactional_id": None,
+        "transaction_timeout_ms": 60000,
+        "producer_id": -1,
+        "producer_epoch": -1,
+    }
+    resp = await b.request(ApiKey.INIT_PRODUCER_ID, version, body)
     assert resp.error_code == ErrorCode.NONE
     assert resp.producer_epoch == 0
     return int(resp.producer_id)

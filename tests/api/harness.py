@@ -85,11 +85,12 @@ class InProcessBroker:
         self.broker = self._open()
 
     def _start_timers(self) -> None:
-        """Run the group coordinator's timers (session expiry, rebalance timeouts) in this trio run."""
+        """Run the coordinators' timers (sessions, rebalances, transaction timeouts) in this trio run."""
         root = trio.lowlevel.current_root_task()
         if self._timers_for is not root:
             self._timers_for = root
             trio.lowlevel.spawn_system_task(self.broker.groups.run)
+            trio.lowlevel.spawn_system_task(self.broker.services.transactions.run)
 
     async def dispatch(self, frame: bytes, session: Session | None = None) -> bytes | None:
         """The response frame to ``frame`` (None: no answer); raises what the dispatcher raises."""

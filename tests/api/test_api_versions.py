@@ -65,7 +65,7 @@ async def test_advertised_table(broker: InProcessBroker) -> None:
         ApiKey.LIST_OFFSETS: (0, 11),
         ApiKey.METADATA: (0, 13),
         ApiKey.FIND_COORDINATOR: (0, 6),
-        ApiKey.INIT_PRODUCER_ID: (0, 1),
+        ApiKey.INIT_PRODUCER_ID: (0, 5),
         ApiKey.CREATE_TOPICS: (0, 7),
         ApiKey.DELETE_TOPICS: (0, 6),
     }

@@ -1,10 +1,10 @@
-"""FindCoordinator v0-v6 in process: every group is coordinated by this broker, no transaction is.
+"""FindCoordinator v0-v6 in process: every group and every transactional id is coordinated here.
 
 v0 has no key type (a group); v1 adds the key type, throttle_time_ms and an
 error message; v2 changes nothing else; v3 is flexible; v4 asks for a batch
 of keys, each answered on its own; v5 changes no answer here; v6 adds key
 type 2 (share groups, not served: INVALID_REQUEST).  What can fail: a transactional
-producer told it has a coordinator, an unknown key type accepted.
+producer told it has no coordinator, an unknown key type accepted.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ async def test_find_coordinator_key_types(broker: InProcessBroker, version: int)
     assert (group.error_code, group.error_message, group.node_id, group.port) == (0, None, 0, broker.port)
     assert group.throttle_time_ms == 0
     txn = await broker.request(FIND_COORDINATOR, version, {"key": "tx", "key_type": 1})
-    assert txn.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE and txn.error_message
-    assert (txn.node_id, txn.port) == (-1, -1)
+    assert (txn.error_code, txn.error_message, txn.node_id, txn.port) == (0, None, 0, broker.port)
     odd = await broker.request(FIND_COORDINATOR, version, {"key": "x", "key_type": 5})
     assert odd.error_code == ErrorCode.INVALID_REQUEST
 
@@ -57,7 +56,7 @@ async def test_v4_answers_a_batch_of_keys(broker: InProcessBroker, version: int)
     ]
     txn = await broker.request(FIND_COORDINATOR, version, {"key_type": 1, "coordinator_keys": ["tx"]})
     [c] = txn.coordinators
-    assert (c.key, c.error_code, c.node_id, c.port) == ("tx", ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, -1)
+    assert (c.key, c.error_code, c.node_id, c.port) == ("tx", ErrorCode.NONE, 0, broker.port)
     share = await broker.request(FIND_COORDINATOR, version, {"key_type": 2, "coordinator_keys": ["g:t:0"]})
     assert [c.error_code for c in share.coordinators] == [ErrorCode.INVALID_REQUEST]
     none = await broker.request(FIND_COORDINATOR, version, {"key_type": 0, "coordinator_keys": []})

@@ -1,8 +1,9 @@
-"""InitProducerId v0-v1 in process: producer ids for idempotent producers, never reused.
+"""InitProducerId in process: producer ids for idempotent producers, never reused.
 
-v0 and v1 have the same layout (v1 only marks throttling); a null
-transactional id gets a fresh id with epoch 0, a transactional one
-NOT_COORDINATOR (no transactions here).  What can fail: an id handed out
+A null transactional id gets a fresh id with epoch 0 at every version (v2
+is flexible, v3 adds the producer id and epoch a client holds, ignored
+without a transactional id); transactional ids are
+``test_init_producer_id_txn.py``'s.  What can fail: an id handed out
 twice, across a restart, or below an id already in the log; a disk that
 cannot persist the id block answered with an id anyway.
 """
@@ -16,20 +17,17 @@ import pytest
 from hmb.log.meta import ProducerIdManager
 from kproto import ApiKey, ErrorCode
 
+from . import txn
 from .bodies import batch, new_producer_id, produce_one
 from .harness import InProcessBroker
 
 INIT_PID = ApiKey.INIT_PRODUCER_ID
 
 
-@pytest.mark.parametrize("version", [0, 1])
-async def test_fresh_ids_and_no_transactions(broker: InProcessBroker, version: int) -> None:
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5])
+async def test_fresh_ids(broker: InProcessBroker, version: int) -> None:
     ids = [await new_producer_id(broker, version) for _ in range(3)]
     assert ids == [ids[0], ids[0] + 1, ids[0] + 2]
-    body = {"transactional_id": "tx-1", "transaction_timeout_ms": 60000}
-    resp = await broker.request(INIT_PID, version, body)
-    assert resp.error_code == ErrorCode.NOT_COORDINATOR and resp.producer_id == -1
-    assert (resp.producer_epoch, resp.throttle_time_ms) == (-1, 0)
 
 
 async def test_producer_ids_unique_across_clean_restarts(broker: InProcessBroker) -> None:
@@ -59,3 +57,62 @@ async def test_no_id_when_the_block_cannot_be_persisted(
     monkeypatch.setattr(ProducerIdManager, "allocate", disk_full)
     resp = await broker.request(INIT_PID, 1, {"transactional_id": None, "transaction_timeout_ms": 60000})
     assert (resp.error_code, resp.producer_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1)
+
+
+# ---------------------------------------------------------------- transactional ids
+
+
+@pytest.mark.parametrize("version", [0, 2, 3, 4, 5])
+async def test_a_transactional_id_keeps_its_producer_id_and_bumps_the_epoch(
+    broker: InProcessBroker, version: int
+) -> None:
+    first = await txn.init(broker, "tx-1", version)
+    assert (first.error_code, first.producer_epoch) == (ErrorCode.NONE, 0)
+    again = await txn.init(broker, "tx-1", version)
+    assert (again.error_code, again.producer_id, again.producer_epoch) == (0, first.producer_id, 1)
+    other = await txn.init(broker, "tx-2", version)
+    assert other.producer_id != first.producer_id and other.producer_epoch == 0
+
+
+async def test_the_epoch_survives_a_restart(broker: InProcessBroker) -> None:
+    first = await txn.producer(broker, "tx-r")
+    broker.restart()
+    again = await txn.producer(broker, "tx-r")
+    assert (again.producer_id, again.epoch) == (first.producer_id, 1)
+    assert await new_producer_id(broker) != first.producer_id
+
+
+@pytest.mark.parametrize("timeout_ms", [0, -1, 900_001])
+async def test_a_timeout_over_the_maximum_is_refused(broker: InProcessBroker, timeout_ms: int) -> None:
+    resp = await txn.init(broker, "tx-t", timeout_ms=timeout_ms)
+    assert (resp.error_code, resp.producer_id) == (ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1)
+    assert (await txn.init(broker, "tx-t", timeout_ms=900_000)).error_code == ErrorCode.NONE
+
+
+async def test_the_maximum_timeout_is_a_setting(make_broker: Any) -> None:
+    b = make_broker("transaction.max.timeout.ms=1000")
+    assert (await txn.init(b, "tx-t", timeout_ms=1001)).error_code == ErrorCode.INVALID_TRANSACTION_TIMEOUT
+    assert (await txn.init(b, "tx-t", timeout_ms=1000)).error_code == ErrorCode.NONE
+
+
+@pytest.mark.parametrize(
+    ("version", "fenced"), [(3, ErrorCode.INVALID_PRODUCER_EPOCH), (4, ErrorCode.PRODUCER_FENCED)]
+)
+async def test_a_client_holding_an_old_epoch_is_fenced(
+    broker: InProcessBroker, version: int, fenced: int
+) -> None:
+    """v3+: the producer id and epoch the client still holds must be the id's current ones."""
+    old = await txn.producer(broker, "tx-f")
+    await txn.producer(broker, "tx-f")  # a newer instance
+    resp = await txn.init(broker, "tx-f", version, producer_id=old.producer_id, epoch=old.epoch)
+    assert resp.error_code == fenced
+    current = await txn.init(broker, "tx-f", version, producer_id=old.producer_id, epoch=old.epoch + 1)
+    assert (current.error_code, current.producer_epoch) == (ErrorCode.NONE, old.epoch + 2)
+
+
+async def test_a_new_instance_fences_the_previous_one(broker: InProcessBroker) -> None:
+    await txn.topic(broker, "fenced")
+    zombie = await txn.producer(broker, "tx-z")
+    await txn.producer(broker, "tx-z")
+    assert await zombie.add("fenced") == {("fenced", 0): ErrorCode.PRODUCER_FENCED}
+    assert await zombie.add("fenced", version=1) == {("fenced", 0): ErrorCode.INVALID_PRODUCER_EPOCH}

@@ -35,6 +35,7 @@ def test_every_test_module_here_names_a_handler_or_a_rule() -> None:
         "topic_configs",
         "scale",
         "read_committed",
+        "transactions",
         "compaction",
     }
     stale = sorted(

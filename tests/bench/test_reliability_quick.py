@@ -4,8 +4,9 @@ Each run produces numbered messages under one delivery semantics while a
 fault holds (connection resets, a broker kill -9 and restart, a delay or
 stall window, packet loss when root), then reads everything back.  The
 assertions are the guarantees, not the figures: with acks >= 1 no
-acknowledged message is ever missing, and the idempotent producer never
-leaves a duplicate.
+acknowledged message is ever missing, the idempotent producer never
+leaves a duplicate, and the exactly-once row (a transactional producer read
+back read_committed) neither loses nor duplicates one.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def test_quick_reliability_matrix(tmp_path: Path) -> None:
             assert o["m_distinct"] == o["n"], f"messages missing: {where}"
         if o["idempotent"]:
             assert o["dup_ids"] == 0, f"duplicates with the idempotent producer: {where}"
+        if o["semantics"] == "exactly-once":  # alpha = beta = 0, under every fault
+            assert o["m"] == o["m_distinct"] == o["n"], f"exactly-once lost or duplicated: {where}"
         if o["fault_kind"] == "none":
             assert o["m"] == o["m_distinct"] == o["n"], f"loss or duplicates without a fault: {where}"
     report = (out / "report.md").read_text()

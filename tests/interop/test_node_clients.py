@@ -1,5 +1,5 @@
 """Node.js clients from npm against hmb: KafkaJS 2.2.4 and @platformatic/kafka
-(admin, producer, a consumer group).
+(admin, producer, a consumer group; KafkaJS's transactions).
 
 KafkaJS's ``admin.createTopics`` without a partition count or replication
 factor sends CreateTopics v3 with -1 for both; Kafka creates the topic with
@@ -76,3 +76,15 @@ def test_platformatic_admin_produce_and_group(make_broker) -> None:  # type: ign
         pytest.xfail(f"hmb serves Fetch up to v{HANDLERS[ApiKey.FETCH].max_version}: the client needs v12+")
     assert "consume_error" not in out, out.get("consume_error")
     assert sorted(out["consumed"], key=lambda v: int(v[1:])) == [f"v{i}" for i in range(200)]
+
+
+def test_kafkajs_transactional_producer(broker: BrokerProcess) -> None:
+    """KafkaJS commits, aborts and commits: its read_committed consumer sees the committed ones only."""
+    cmd = node_script("kafkajs_transactions.js", "kafkajs")
+    done = subprocess.run(
+        [*cmd, broker.bootstrap, "kafkajs-txn"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["ended"] == ["commit", "abort", "commit"]
+    assert out["consumed"] == [f"c0-{i}" for i in range(5)] + [f"c2-{i}" for i in range(5)]

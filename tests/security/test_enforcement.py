@@ -210,3 +210,65 @@ async def test_idempotent_and_transactional_producers(secured: InProcessBroker) 
     assert resp.error_code == ErrorCode.NONE  # Write on some topic suffices (Kafka 3.0+)
     tx = await b.request(ApiKey.INIT_PRODUCER_ID, 1, {**init, "transactional_id": "tx"}, session=carol)
     assert tx.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+async def test_transactional_ids_and_the_transaction_apis(secured: InProcessBroker) -> None:
+    from tests.api import txn
+
+    b = secured
+    await _topic(b, "t-open")
+    await _topic(b, "t-closed")
+    carol, bob = as_user("carol"), as_user("bob")
+    await grant(
+        b,
+        acl(ResourceType.TRANSACTIONAL_ID, "tx", "User:carol", Operation.WRITE),
+        acl(ResourceType.TOPIC, "t-open", "User:carol", Operation.WRITE),
+    )
+    found = await b.request(ApiKey.FIND_COORDINATOR, 2, {"key": "tx", "key_type": 1}, session=carol)
+    assert found.error_code == ErrorCode.NONE  # Write implies Describe
+    found = await b.request(ApiKey.FIND_COORDINATOR, 2, {"key": "tx", "key_type": 1}, session=bob)
+    assert found.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    init = await b.request(ApiKey.INIT_PRODUCER_ID, 4, txn.init_body("tx"), session=carol)
+    assert init.error_code == ErrorCode.NONE
+    pid, epoch = init.producer_id, init.producer_epoch
+    add = {
+        "v3_and_below_transactional_id": "tx",
+        "v3_and_below_producer_id": pid,
+        "v3_and_below_producer_epoch": epoch,
+        "v3_and_below_topics": [
+            {"name": "t-open", "partitions": [0]},
+            {"name": "t-closed", "partitions": [0]},
+        ],
+    }
+    resp = await b.request(ApiKey.ADD_PARTITIONS_TO_TXN, 3, add, session=carol)
+    codes = {
+        t.name: t.results_by_partition[0].partition_error_code for t in resp.results_by_topic_v3_and_below
+    }
+    assert codes == {"t-open": ErrorCode.OPERATION_NOT_ATTEMPTED, "t-closed": TOPIC_DENIED}
+    resp = await b.request(ApiKey.ADD_PARTITIONS_TO_TXN, 3, add, session=bob)
+    assert {t.results_by_partition[0].partition_error_code for t in resp.results_by_topic_v3_and_below} == {
+        ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    }
+    described = await b.request(ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tx"]}, session=carol)
+    assert described.transaction_states[0].transaction_state == "Empty"  # nothing was added
+    described = await b.request(ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tx"]}, session=bob)
+    assert described.transaction_states[0].error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    body = {"state_filters": [], "producer_id_filters": [], "duration_filter": -1}
+    listed = await b.request(ApiKey.LIST_TRANSACTIONS, 1, body, session=bob)
+    assert list(listed.transaction_states) == []  # what bob may not describe is left out
+    listed = await b.request(ApiKey.LIST_TRANSACTIONS, 1, body, session=carol)
+    assert [s.transactional_id for s in listed.transaction_states] == ["tx"]
+    markers = {
+        "markers": [
+            {
+                "producer_id": pid,
+                "producer_epoch": epoch,
+                "transaction_result": True,
+                "topics": [{"name": "t-open", "partition_indexes": [0]}],
+                "coordinator_epoch": 0,
+            }
+        ]
+    }
+    resp = await b.request(ApiKey.WRITE_TXN_MARKERS, 1, markers, session=carol)
+    assert resp.markers[0].topics[0].partitions[0].error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    assert _hw(b, "t-open") == 0

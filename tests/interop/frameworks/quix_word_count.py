@@ -1,6 +1,10 @@
-"""A stateful Quix Streams application, at-least-once: a running count per word.
+"""A stateful Quix Streams application: a running count per word.
 
-    python quix_word_count.py BOOTSTRAP STATE_DIR INPUT OUTPUT EXPECTED_OUTPUTS
+    python quix_word_count.py BOOTSTRAP STATE_DIR INPUT OUTPUT EXPECTED_OUTPUTS [GUARANTEE]
+
+GUARANTEE is Quix's ``processing_guarantee``: ``at-least-once`` (the
+default) or ``exactly-once`` (a transactional producer, offsets committed
+in its transactions, read_committed consumers).
 
 Reads words from INPUT (key = the word), keeps a count per word in Quix's
 state store (RocksDB with a changelog topic on the broker), and writes
@@ -17,12 +21,13 @@ from quixstreams import Application
 
 def main() -> None:
     bootstrap, state_dir, source, sink, expected = sys.argv[1:6]
+    guarantee = sys.argv[6] if len(sys.argv) > 6 else "at-least-once"
     app = Application(
         broker_address=bootstrap,
         consumer_group="quix-word-count",
         auto_offset_reset="earliest",
         state_dir=state_dir,
-        processing_guarantee="at-least-once",
+        processing_guarantee=guarantee,
         loglevel="WARNING",
     )
     words = app.topic(source, key_deserializer="str", value_deserializer="str")

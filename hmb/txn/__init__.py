@@ -1,0 +1,1 @@
+"""Kafka's transactions, coordinator side: the state machine, its log and the coordinator."""

@@ -1,0 +1,385 @@
+"""The transaction coordinator: Kafka's ``TransactionCoordinator`` for one broker.
+
+Rules of this module:
+
+* Every state change goes through the table of :mod:`hmb.txn.states` and is
+  written to ``__transaction_state`` (:mod:`hmb.txn.state_log`) before it is
+  acted on or acknowledged.
+* Requests name a transactional id with the producer id and epoch the
+  client holds.  An unknown id or another producer id is
+  INVALID_PRODUCER_ID_MAPPING; an older epoch is PRODUCER_FENCED (a zombie:
+  a newer instance has initialised the id, or the coordinator aborted its
+  transaction); the handlers turn that into INVALID_PRODUCER_EPOCH for
+  request versions older than the code.  While markers are being written
+  the answer is CONCURRENT_TRANSACTIONS (the client retries).
+* Ending a transaction (EndTxn, a fence, a timeout): Prepare* is logged,
+  the COMMIT or ABORT markers are written to every partition of the
+  transaction (this broker's own log: no WriteTxnMarkers round trip), the
+  transaction's offsets become visible or are dropped
+  (:class:`~hmb.groups.offsets.OffsetStore`), then Complete* is logged.
+  Markers that cannot be written (a failing disk) are retried by the timer;
+  the Prepare* state meanwhile keeps the id busy.
+* A fence (InitProducerId while a transaction is open, or the transaction's
+  ``transaction.timeout.ms`` passed on the broker's clock) bumps the epoch
+  first and aborts under the bumped one, so the previous instance's late
+  batches and requests are refused.
+* On start the state log is read back: a transaction found in Prepare* is
+  completed, one found open is aborted once its timeout has passed (the
+  timer), an idle id left unused for ``transactional.id.expiration.ms`` is
+  forgotten (a tombstone).
+* Coordinator epoch: 0, always (one broker: the coordinator never moves).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import trio
+
+from hmb.clock import Clock
+from hmb.log.errors import InvalidProducerEpochError, PartitionDeletedError
+from hmb.txn.metadata import TransactionMetadata
+from hmb.txn.state_log import TransactionStateLog
+from hmb.txn.states import TxnEvent, TxnState
+from kproto import ErrorCode
+
+if TYPE_CHECKING:
+    from hmb.groups.offsets import OffsetStore
+    from hmb.log.manager import LogManager
+
+log = logging.getLogger(__name__)
+
+COORDINATOR_EPOCH = 0
+MAX_EPOCH = 2**15 - 1
+#: how long a failed marker write waits before it is tried again
+RETRY_S = 1.0
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+@dataclass(frozen=True)
+class InitResult:
+    error: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+class TransactionCoordinator:
+    """Every transactional id of the broker.  Run :meth:`run` in a nursery (timeouts, recovery)."""
+
+    def __init__(
+        self,
+        logs: LogManager,
+        offsets: OffsetStore,
+        state_log: TransactionStateLog,
+        clock: Clock,
+        *,
+        max_timeout_ms: int,
+        id_expiration_ms: int,
+    ) -> None:
+        self.logs = logs
+        self.offsets = offsets
+        self.state_log = state_log
+        self.clock = clock
+        self.max_timeout_ms = max_timeout_ms
+        self.id_expiration_ms = id_expiration_ms
+        self.transactions: dict[str, TransactionMetadata] = {}
+        self._by_producer: dict[int, TransactionMetadata] = {}
+        self._locks: dict[str, trio.Lock] = {}
+        self._timer_changed = trio.Event()
+        clock.on_advance(self._deadlines_changed)
+
+    # ---------------------------------------------------------------- start
+
+    def load(self) -> int:
+        """Read the state log back; returns how many transactional ids it holds."""
+        self.transactions = self.state_log.load()
+        self._by_producer = {m.producer_id: m for m in self.transactions.values()}
+        return len(self.transactions)
+
+    def _now_ms(self) -> int:
+        return self.clock.wall_ms()
+
+    def _lock(self, tid: str) -> trio.Lock:
+        lock = self._locks.get(tid)
+        if lock is None:
+            lock = self._locks[tid] = trio.Lock()
+        return lock
+
+    async def _persist(self, meta: TransactionMetadata) -> None:
+        meta.last_update_ms = self._now_ms()
+        await self.state_log.write(meta)
+        self._deadlines_changed()
+
+    # ---------------------------------------------------------------- checks
+
+    def _check(self, tid: str, producer_id: int, epoch: int) -> tuple[int, TransactionMetadata | None]:
+        """(error, metadata) for a request of ``producer_id``/``epoch`` on ``tid``."""
+        meta = self.transactions.get(tid)
+        if meta is None or meta.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
+        if epoch != meta.producer_epoch:
+            return ErrorCode.PRODUCER_FENCED, None
+        if meta.state.completing:
+            return ErrorCode.CONCURRENT_TRANSACTIONS, None
+        return ErrorCode.NONE, meta
+
+    def valid_timeout(self, timeout_ms: int) -> bool:
+        return 0 < timeout_ms <= self.max_timeout_ms
+
+    # ---------------------------------------------------------------- InitProducerId
+
+    async def init_producer_id(
+        self, tid: str, timeout_ms: int, producer_id: int = -1, producer_epoch: int = -1
+    ) -> InitResult:
+        """A producer id and a bumped epoch for ``tid``, its open transaction aborted first.
+
+        ``producer_id``/``producer_epoch`` (v3+, -1 when not given) are what a
+        restarting client still holds: they must be the id's current ones.
+        """
+        if not self.valid_timeout(timeout_ms):
+            return InitResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        async with self._lock(tid):
+            meta = self.transactions.get(tid)
+            if meta is None:
+                pid = await self.logs.producer_ids.allocate()
+                meta = TransactionMetadata(tid, pid, 0, timeout_ms)
+                await self._persist(meta)
+                self.transactions[tid] = meta
+                self._by_producer[pid] = meta
+                return InitResult(ErrorCode.NONE, pid, 0)
+            if producer_id >= 0 and (producer_id, producer_epoch) != (meta.producer_id, meta.producer_epoch):
+                return InitResult(ErrorCode.PRODUCER_FENCED)
+            if meta.state.completing:
+                return InitResult(ErrorCode.CONCURRENT_TRANSACTIONS)
+            if meta.state is TxnState.ONGOING:
+                await self._fence_and_abort(meta)
+                if meta.state is not TxnState.COMPLETE_ABORT:  # markers not written yet: retried by the timer
+                    return InitResult(ErrorCode.CONCURRENT_TRANSACTIONS)
+            if meta.producer_epoch >= MAX_EPOCH - 1:  # epochs exhausted: a new producer id, as Kafka
+                del self._by_producer[meta.producer_id]
+                meta.producer_id = await self.logs.producer_ids.allocate()
+                meta.producer_epoch = 0
+                self._by_producer[meta.producer_id] = meta
+            else:
+                meta.producer_epoch += 1
+            meta.timeout_ms = timeout_ms
+            meta.fire(TxnEvent.INIT)
+            meta.partitions.clear()
+            meta.groups.clear()
+            meta.start_ms = -1
+            await self._persist(meta)
+            return InitResult(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
+
+    # ---------------------------------------------------------------- the transaction grows
+
+    async def add_partitions(
+        self, tid: str, producer_id: int, epoch: int, partitions: Iterable[tuple[str, int]]
+    ) -> int:
+        """Add ``partitions`` (existing ones: the handler checked) to ``tid``'s transaction."""
+        code, meta = self._check(tid, producer_id, epoch)
+        if meta is None:
+            return code
+        async with self._lock(tid):
+            code, meta = self._check(tid, producer_id, epoch)
+            if meta is None:
+                return code
+            ongoing = meta.state is TxnState.ONGOING
+            new = set(partitions) - meta.partitions if ongoing else set(partitions)
+            if ongoing and not new:
+                return ErrorCode.NONE  # a retry: nothing to log
+            before = (meta.state, set(meta.partitions), set(meta.groups), meta.start_ms)
+            if not ongoing:  # the first partition of a new transaction
+                meta.partitions.clear()
+                meta.groups.clear()
+                meta.start_ms = self._now_ms()
+            meta.fire(TxnEvent.ADD)
+            meta.partitions |= new
+            try:
+                await self._persist(meta)
+            except OSError:
+                meta.state, meta.partitions, meta.groups, meta.start_ms = before
+                raise
+            return ErrorCode.NONE
+
+    def verify(
+        self, tid: str, producer_id: int, epoch: int, partitions: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], int]:
+        """AddPartitionsToTxn's verify-only answer: each partition's code, nothing changed."""
+        code, meta = self._check(tid, producer_id, epoch)
+        out = {}
+        for tp in partitions:
+            if meta is None:
+                out[tp] = code
+            else:
+                ongoing = meta.state is TxnState.ONGOING and tp in meta.partitions
+                out[tp] = ErrorCode.NONE if ongoing else ErrorCode.INVALID_TXN_STATE
+        return out
+
+    async def add_offsets(self, tid: str, producer_id: int, epoch: int, group: str) -> int:
+        """Add ``group``'s offsets (the ``__consumer_offsets`` partition) to the transaction."""
+        code = await self.add_partitions(tid, producer_id, epoch, [(OFFSETS_TOPIC, 0)])
+        if code == ErrorCode.NONE:
+            self.transactions[tid].groups.add(group)
+        return code
+
+    def check_offset_commit(self, tid: str, producer_id: int, epoch: int, group: str) -> int:
+        """May ``tid``'s transaction commit offsets of ``group`` now (AddOffsetsToTxn first)?"""
+        code, meta = self._check(tid, producer_id, epoch)
+        if meta is None:
+            return ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED else code
+        if meta.state is not TxnState.ONGOING or group not in meta.groups:
+            return ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.NONE
+
+    def check_produce(self, producer_id: int, epoch: int, topic: str, partition: int) -> int:
+        """May a transactional batch of ``producer_id`` go to this partition (KIP-890's check)?"""
+        meta = self._by_producer.get(producer_id)
+        if meta is None:  # an idempotent producer's batch marked transactional: no transaction to join
+            return ErrorCode.INVALID_TXN_STATE
+        if epoch < meta.producer_epoch:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if epoch != meta.producer_epoch or meta.state is not TxnState.ONGOING:
+            return ErrorCode.INVALID_TXN_STATE
+        if (topic, partition) not in meta.partitions:
+            return ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.NONE
+
+    # ---------------------------------------------------------------- the transaction ends
+
+    async def end_transaction(self, tid: str, producer_id: int, epoch: int, commit: bool) -> int:
+        """EndTxn: commit or abort ``tid``'s open transaction (a retry of a finished one is NONE)."""
+        code, meta = self._check(tid, producer_id, epoch)
+        if meta is None:
+            return code
+        async with self._lock(tid):
+            code, meta = self._check(tid, producer_id, epoch)
+            if meta is None:
+                return code
+            if meta.state is TxnState.COMPLETE_COMMIT:
+                return ErrorCode.NONE if commit else ErrorCode.INVALID_TXN_STATE
+            if meta.state is TxnState.COMPLETE_ABORT:
+                return ErrorCode.INVALID_TXN_STATE if commit else ErrorCode.NONE
+            if meta.state is not TxnState.ONGOING:
+                return ErrorCode.INVALID_TXN_STATE
+            meta.fire(TxnEvent.END_COMMIT if commit else TxnEvent.END_ABORT)
+            await self._persist(meta)
+            await self._complete(meta)
+            return ErrorCode.NONE
+
+    async def _fence_and_abort(self, meta: TransactionMetadata) -> None:
+        """Bump the epoch of ``meta``'s open transaction and abort it under the new epoch."""
+        if meta.producer_epoch >= MAX_EPOCH:
+            log.error(
+                "transactional id %s: epoch exhausted, its transaction is aborted as is",
+                meta.transactional_id,
+            )
+        else:
+            meta.producer_epoch += 1
+        meta.fire(TxnEvent.FENCE)
+        meta.fire(TxnEvent.END_ABORT)
+        await self._persist(meta)
+        await self._complete(meta)
+
+    async def _complete(self, meta: TransactionMetadata) -> None:
+        """Write the markers of a Prepare* transaction, then log its completion.
+
+        A failure leaves the state Prepare*, for the timer to retry.
+        """
+        commit = meta.state is TxnState.PREPARE_COMMIT
+        try:
+            for topic, partition in sorted(meta.partitions):
+                plog = self.logs.get(topic, partition)
+                if plog is None:  # deleted since it was added: nothing to mark
+                    continue
+                try:
+                    await plog.append_marker(
+                        meta.producer_id,
+                        meta.producer_epoch,
+                        commit=commit,
+                        coordinator_epoch=COORDINATOR_EPOCH,
+                    )
+                except (PartitionDeletedError, InvalidProducerEpochError) as exc:
+                    # deleted meanwhile, or a newer epoch already wrote there: no marker is due
+                    log.warning(
+                        "transactional id %s: no marker on %s-%d: %s",
+                        meta.transactional_id,
+                        topic,
+                        partition,
+                        exc,
+                    )
+                    continue
+                if topic == OFFSETS_TOPIC:
+                    self.offsets.complete_transaction(meta.producer_id, commit=commit)
+            meta.fire(TxnEvent.MARKERS_WRITTEN)
+            await self._persist(meta)
+        except OSError as exc:
+            log.error("transactional id %s: markers not written (%s); retrying", meta.transactional_id, exc)
+
+    # ---------------------------------------------------------------- timers
+
+    def _deadlines_changed(self) -> None:
+        self._timer_changed.set()
+
+    def _next_deadline_ms(self) -> int | None:
+        deadlines = []
+        for meta in self.transactions.values():
+            if meta.state is TxnState.ONGOING and meta.start_ms >= 0:
+                deadlines.append(meta.start_ms + meta.timeout_ms)
+            elif meta.state.idle:
+                deadlines.append(meta.last_update_ms + self.id_expiration_ms)
+        return min(deadlines, default=None)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Complete what the state log left half done, then abort timed-out transactions and
+        forget expired ids, each as its deadline on the broker's clock passes."""
+        task_status.started()
+        while True:
+            try:
+                retry = await self.expire()
+            except Exception:  # one transactional id's failure must not stop the broker
+                log.exception("transaction timer pass failed; retrying")
+                retry = True
+            nxt = self._next_deadline_ms()
+            self._timer_changed = trio.Event()
+            wait_s = 3600.0 if nxt is None else max(0.0, (nxt - self._now_ms()) / 1000)
+            if retry:
+                wait_s = min(wait_s, RETRY_S)
+            with trio.move_on_after(wait_s):
+                await self._timer_changed.wait()
+
+    async def expire(self) -> bool:
+        """One pass of the timer; True when some transaction still waits for its markers."""
+        now = self._now_ms()
+        unfinished = False
+        for meta in list(self.transactions.values()):
+            tid = meta.transactional_id
+            if meta.state.completing or meta.expired(now):
+                async with self._lock(tid):
+                    if meta.state is TxnState.ONGOING and meta.expired(self._now_ms()):
+                        log.info("transactional id %s: transaction timed out, aborting", tid)
+                        await self._fence_and_abort(meta)
+                    elif meta.state is TxnState.PREPARE_EPOCH_FENCE:
+                        meta.fire(TxnEvent.END_ABORT)
+                        await self._persist(meta)
+                        await self._complete(meta)
+                    elif meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                        await self._complete(meta)
+                unfinished |= meta.state.completing
+            elif meta.state.idle and now >= meta.last_update_ms + self.id_expiration_ms:
+                async with self._lock(tid):
+                    if self.transactions.get(tid) is meta and meta.state.idle:
+                        log.info("transactional id %s expired", tid)
+                        await self.state_log.forget(tid)
+                        meta.fire(TxnEvent.EXPIRE)
+                        del self.transactions[tid]
+                        self._by_producer.pop(meta.producer_id, None)
+                        self._locks.pop(tid, None)
+        return unfinished
+
+    # ---------------------------------------------------------------- describe
+
+    def describe(self, tid: str) -> TransactionMetadata | None:
+        return self.transactions.get(tid)
