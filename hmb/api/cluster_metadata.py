@@ -21,12 +21,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from hmb.api.context import RequestContext
-from hmb.cluster.assignment import PlacementError
-from hmb.cluster.layout import NO_LEADER, OFFSETS_TOPIC
 from hmb.log.topic_ids import ZERO as ZERO_ID
 from kproto import ErrorCode
 
-if TYPE_CHECKING:  # the handler registry imports this module in every broker: no kazoo here
+# The handler registry imports this module in every broker: the cluster's modules are
+# imported where a cluster is used (a broker alone neither needs nor loads them).
+if TYPE_CHECKING:
     from hmb.cluster.node import ClusterNode
     from hmb.cluster.view import ClusterView
 
@@ -50,6 +50,8 @@ def coordinator_partition(group: str, partitions: int) -> int:
 
 def coordinator(cluster: ClusterNode, group: str) -> int:
     """The broker coordinating ``group``, or -1 while its offsets partition has no leader."""
+    from hmb.cluster.layout import NO_LEADER, OFFSETS_TOPIC
+
     assignment = cluster.view.topics.get(OFFSETS_TOPIC)
     if assignment is None:
         return NO_LEADER
@@ -65,6 +67,8 @@ def brokers(ctx: RequestContext, view: ClusterView) -> list[dict[str, Any]]:
 
 
 def partitions(view: ClusterView, topic: str) -> list[dict[str, Any]]:
+    from hmb.cluster.layout import NO_LEADER
+
     assignment = view.topics[topic]
     out = []
     for p, replicas in sorted(assignment.partitions.items()):
@@ -91,6 +95,7 @@ def topic_id(view: ClusterView, topic: str) -> bytes:
 
 async def auto_create(cluster: ClusterNode, topic: str, count: int) -> None:
     """Write a topic with the broker's defaults; a race with another creator is no error."""
+    from hmb.cluster.assignment import PlacementError
     from hmb.cluster.topics import TopicExistsError
 
     try:
