@@ -42,6 +42,10 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _LISTENER_NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
+HOUR_MS = 3_600_000  # the unit of settings named *.hours
+WEEK_MS = 168 * HOUR_MS
+
+
 @dataclass(frozen=True)
 class Listener:
     """One endpoint: ``name://host:port`` (Kafka's listener names are upper case)."""

@@ -1,0 +1,118 @@
+"""The "Cluster (ZooKeeper)" settings: a cluster of brokers on ZooKeeper; without
+``zookeeper.connect`` a broker runs alone.
+
+How to add one: see :mod:`hmb.properties.table`.
+"""
+
+from __future__ import annotations
+
+from hmb.properties.model import (
+    BOOLEAN,
+    INT,
+    STRING,
+    Property,
+)
+
+CLUSTER = "Cluster (ZooKeeper)"
+
+PROPERTIES: tuple[Property, ...] = (
+    Property(
+        "zookeeper.connect",
+        STRING,
+        None,
+        "The ZooKeeper ensemble the cluster is coordinated by, as host:port[,host:port...] with "
+        "an optional /chroot after the last port. Unset, the broker runs alone, as a cluster "
+        "of one that needs no ZooKeeper.",
+        CLUSTER,
+        attr="zookeeper_connect",
+        shown_default="none (alone)",
+    ),
+    Property(
+        "zookeeper.session.timeout.ms",
+        INT,
+        18000,
+        "How long ZooKeeper keeps the broker's session (its registration, and the controller "
+        "role if it holds it) after it stops hearing from it.",
+        CLUSTER,
+        attr="zookeeper_session_timeout_ms",
+        at_least=1,
+        unit="ms",
+    ),
+    Property(
+        "zookeeper.connection.timeout.ms",
+        INT,
+        18000,
+        "How long the broker waits to connect to ZooKeeper at start before it gives up; Kafka's "
+        "default is zookeeper.session.timeout.ms, the value here.",
+        CLUSTER,
+        attr="zookeeper_connection_timeout_ms",
+        at_least=1,
+        unit="ms",
+    ),
+    Property(
+        "broker.rack",
+        STRING,
+        None,
+        "The rack (or availability zone) of this broker: replica placement spreads each "
+        "partition over racks, and Metadata tells clients.",
+        CLUSTER,
+        attr="broker_rack",
+        shown_default="none",
+    ),
+    Property(
+        "default.replication.factor",
+        INT,
+        1,
+        "The replication factor of a topic created without one (auto-created, or CreateTopics with -1).",
+        CLUSTER,
+        attr="default_replication_factor",
+        at_least=1,
+        acted_on=False,
+    ),
+    Property(
+        "offsets.topic.replication.factor",
+        INT,
+        1,
+        "The replication factor of __consumer_offsets. Kafka's is 3; until hmb replicates "
+        "data a cluster keeps its committed offsets once.",
+        CLUSTER,
+        attr="offsets_topic_replication_factor",
+        at_least=1,
+        kafka_default="3",
+        acted_on=False,
+    ),
+    Property(
+        "offsets.topic.num.partitions",
+        INT,
+        1,
+        "The partition count of __consumer_offsets; a group's coordinator is the leader of "
+        "the partition its id hashes to. Kafka's is 50; hmb keeps committed offsets in one.",
+        CLUSTER,
+        attr="offsets_topic_num_partitions",
+        at_least=1,
+        kafka_default="50",
+        acted_on=False,
+    ),
+    Property(
+        "replica.lag.time.max.ms",
+        INT,
+        30000,
+        "How long a follower may go without catching up before the leader drops it from the "
+        "in-sync replicas. Only partitions with one replica exist until replication lands.",
+        CLUSTER,
+        attr="replica_lag_time_max_ms",
+        at_least=1,
+        unit="ms",
+        acted_on=False,
+    ),
+    Property(
+        "unclean.leader.election.enable",
+        BOOLEAN,
+        False,
+        "Whether a replica outside the in-sync set may become leader (losing records) when "
+        "no in-sync one is alive. With one replica a dead leader's partition waits for it.",
+        CLUSTER,
+        attr="unclean_leader_election_enable",
+        acted_on=False,
+    ),
+)
