@@ -3,8 +3,10 @@
 v2+ may ask with a null topic list for every committed offset of the group
 and carries a top-level error code; v5 returns the leader epoch committed
 with the offset (-1 when the commit carried none); v6+ flexible.  v7's
-``require_stable`` asks to wait out pending transactional commits: this
-broker keeps none, so every offset is stable and it is answered at once.
+``require_stable`` asks to wait out pending transactional commits: a
+partition whose offset an open transaction commits (TxnOffsetCommit, not yet
+ended) is answered UNSTABLE_OFFSET_COMMIT, and the client asks again, as
+Kafka does; without it the last committed offset is answered.
 v8+ ask for several groups in one request and answer each group with its
 own error code.  v9 adds the member id and epoch a KIP-848 consumer sends;
 every group here is a classic group, for which Kafka does not check them.
@@ -37,8 +39,11 @@ def _partition(index: int, offset: int, metadata: str, error: int, epoch: int = 
     }
 
 
-def _group_offsets(ctx: RequestContext, group_id: str, asked: Any) -> tuple[int, list[dict[str, Any]]]:
-    """(group error, topics) for one group; ``asked`` is its topic list, None for all it committed."""
+def _group_offsets(
+    ctx: RequestContext, group_id: str, asked: Any, stable: bool = False
+) -> tuple[int, list[dict[str, Any]]]:
+    """(group error, topics) for one group; ``asked`` is its topic list, None for all it committed;
+    ``stable``: require_stable (v7+)."""
     services = ctx.services
     topics: list[dict[str, Any]] = []
     if not group_allowed(ctx, Operation.DESCRIBE, group_id):
@@ -75,7 +80,9 @@ def _group_offsets(ctx: RequestContext, group_id: str, asked: Any) -> tuple[int,
                 partitions.append(_partition(index, -1, "", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             stored = services.offsets.get(group_id, topic.name, index)
-            if stored is None:
+            if stable and services.offsets.pending(group_id, topic.name, index):
+                partitions.append(_partition(index, -1, "", ErrorCode.UNSTABLE_OFFSET_COMMIT))
+            elif stored is None:
                 partitions.append(_partition(index, -1, "", ErrorCode.NONE))
             else:
                 partitions.append(
@@ -89,10 +96,11 @@ def _group_offsets(ctx: RequestContext, group_id: str, asked: Any) -> tuple[int,
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     if ctx.request.version < BATCHED_VERSION:
-        error, topics = _group_offsets(ctx, body.group_id, body.topics)
+        stable = ctx.request.version >= 7 and body.require_stable
+        error, topics = _group_offsets(ctx, body.group_id, body.topics, stable)
         return {"throttle_time_ms": 0, "topics": topics, "error_code": error}
     groups = []
     for group in body.groups:
-        error, topics = _group_offsets(ctx, group.group_id, group.topics)
+        error, topics = _group_offsets(ctx, group.group_id, group.topics, body.require_stable)
         groups.append({"group_id": group.group_id, "topics": topics, "error_code": error})
     return {"throttle_time_ms": 0, "groups": groups}

@@ -238,6 +238,11 @@ class OffsetStore:
     def get(self, group: str, topic: str, partition: int) -> CommittedOffset | None:
         return self._offsets.get((group, topic, partition))
 
+    def pending(self, group: str, topic: str, partition: int) -> bool:
+        """Whether an open transaction commits an offset of this group and partition."""
+        key = (group, topic, partition)
+        return any(key in staged for staged in self._pending.values())
+
     def of_group(self, group: str) -> dict[tuple[str, int], CommittedOffset]:
         """Every committed offset of a group (OffsetFetch v2+ with null topics), sorted."""
         return dict(sorted(((t, p), c) for (g, t, p), c in self._offsets.items() if g == group))

@@ -2,7 +2,8 @@
 
 v2 adds the top-level error code and "null topics = everything the group
 committed"; v3 throttle_time_ms; v5 the committed leader epoch; v6 is
-flexible; v7 asks for stable offsets (every offset is: no transactions);
+flexible; v7 asks for stable offsets (UNSTABLE_OFFSET_COMMIT while an open
+transaction commits one);
 v8 asks for several groups at once, each answered with its own error code;
 v9 adds the member id and epoch (not checked for a classic group).
 What can fail: offsets lost across a restart, the "all" form missing
@@ -140,3 +141,28 @@ async def test_v8_fetches_several_groups_at_once(
             {(topic, 0): -1, (topic + "-missing", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION): -1},
         ),
     }
+
+
+@pytest.mark.parametrize("version", [7, 8, 9])
+async def test_require_stable_waits_out_an_open_transactions_offset(
+    broker: InProcessBroker, version: int
+) -> None:
+    from . import txn
+    from .test_txn_offset_commit import commit_body as txn_commit_body
+    from .test_txn_offset_commit import commit_code
+
+    await txn.topic(broker, "stable-src")
+    p = await txn.producer(broker, f"tx-stable-{version}")
+    assert await p.add_offsets("stable-g") == ErrorCode.NONE
+    assert await commit_code(broker, txn_commit_body(p, "stable-g", "stable-src", 7)) == ErrorCode.NONE
+
+    async def fetch(stable: bool) -> tuple[int, int]:
+        body = fetch_offsets_body("stable-g", [{"name": "stable-src", "partition_indexes": [0]}], version)
+        body["require_stable"] = stable
+        part = fetched_topics(await broker.request(FETCH_OFFSETS, version, body), version)[0].partitions[0]
+        return part.error_code, part.committed_offset
+
+    assert await fetch(True) == (ErrorCode.UNSTABLE_OFFSET_COMMIT, -1)  # the client asks again
+    assert await fetch(False) == (ErrorCode.NONE, -1)  # the last committed: none yet
+    assert await p.end(True) == ErrorCode.NONE
+    assert await fetch(True) == (ErrorCode.NONE, 7)
