@@ -6,8 +6,9 @@ offset.  One entry is written whenever more than ``log.index.interval.bytes``
 were appended since the previous one, so a lookup lands within a few KiB of
 the wanted message and the rest is a short scan of message headers.
 
-The file is preallocated to ``log.index.size.max.bytes`` and memory-mapped
-with numpy, as Kafka mmaps it; it is trimmed to its entries on close.
+The file is preallocated to ``log.index.size.max.bytes``, memory-mapped with
+numpy as Kafka mmaps it, and trimmed to its entries on close
+(:mod:`hmb.log.mapped_index`, shared with the time index).
 numpy is imported on first use, not with this module: an empty index (what
 a fresh broker's start creates) needs none, and numpy's import would be a
 third of ``hmb serve``'s start-up.
@@ -22,10 +23,11 @@ trusted.
 from __future__ import annotations
 
 import array
-import os
 import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hmb.log.mapped_index import MappedIndexFile
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,7 +45,6 @@ else:
     np = _LazyNumpy()
 
 ENTRY_SIZE = 8
-_RESERVE_STEP = 64 * 1024
 _BE = ">u4"  # big-endian u32, the file's layout
 _ENTRY = struct.Struct(">II")
 # shared, never written: the first append grows a numpy array (numpy is not imported before)
@@ -57,23 +58,21 @@ def _grown(array: np.ndarray, used: int) -> np.ndarray:
     return out
 
 
-class OffsetIndex:
+class OffsetIndex(MappedIndexFile):
     """Sparse offset -> position index of one segment."""
+
+    ENTRY_SIZE = ENTRY_SIZE
+    RESERVE_STEP = 64 * 1024
 
     def __init__(
         self, path: Path, base_offset: int, max_bytes: int = 10 * 1024 * 1024, *, new: bool = False
     ) -> None:
-        """``new``: the segment is being created, so there is no file to read yet."""
-        self.path = path
-        self.base_offset = base_offset
-        self.capacity = max(1, max_bytes // ENTRY_SIZE)
-        # every segment has its .index, as in Kafka, even before an entry
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
-        existing = 0 if new else path.stat().st_size
+        super().__init__(path, base_offset, max_bytes, new=new)
+        existing = self.existing_bytes
         entries = existing // ENTRY_SIZE
         # in-memory mirrors; an index with no entry shares one empty array (10,000 partitions)
-        self._keys = np.zeros(entries, dtype=np.uint32) if entries else _NO_ENTRIES
-        self._positions = np.zeros(entries, dtype=np.uint32) if entries else _NO_ENTRIES
+        self._keys = _NO_ENTRIES
+        self._positions = _NO_ENTRIES
         self.entries = 0
         if entries:
             self._keys = np.zeros(entries, dtype=np.uint32)
@@ -84,56 +83,14 @@ class OffsetIndex:
             self.entries = _valid_prefix(keys, positions)
             self._keys[: self.entries] = keys[: self.entries]
             self._positions[: self.entries] = positions[: self.entries]
-        self._mm: np.memmap | None = None
-        self._bytes: memoryview | None = None
         self._last_key = int(self._keys[self.entries - 1]) if self.entries else -1
-        self._allocated = self.entries * ENTRY_SIZE  # bytes known to have disk blocks
+        self._allocated = self.entries * ENTRY_SIZE
         self._misaligned = existing % ENTRY_SIZE != 0
 
     # ------------------------------------------------------------------ writing
 
-    def _map(self) -> np.memmap:
-        if self._mm is None:
-            with open(self.path, "ab") as f:
-                if f.tell() < self.capacity * ENTRY_SIZE:
-                    f.truncate(self.capacity * ENTRY_SIZE)
-            self._mm = np.memmap(self.path, dtype=_BE, mode="r+", shape=(self.capacity, 2))
-            # appends pack straight into the mapped bytes: a numpy row assignment through
-            # the memmap subclass costs several times a struct.pack_into
-            self._bytes = self._mm.data.cast("B")
-        return self._mm
-
-    def _unmap(self) -> None:
-        if self._bytes is not None:
-            self._bytes.release()
-            self._bytes = None
-        if self._mm is not None:
-            del self._mm
-            self._mm = None
-
-    def reserve(self) -> None:
-        """Make sure the next entry has real disk blocks behind it.
-
-        The preallocated file is sparse; writing a mapped page with no block
-        behind it on a full disk kills the process with SIGBUS instead of
-        raising.  So blocks are allocated ahead, in 64 KiB steps, and a full
-        disk shows up here as ``OSError(ENOSPC)``, before the segment writes
-        anything.
-        """
-        needed = (self.entries + 1) * ENTRY_SIZE
-        if needed <= self._allocated or self.full:
-            return
-        end = min(self.capacity * ENTRY_SIZE, max(needed, self._allocated + _RESERVE_STEP))
-        fd = os.open(self.path, os.O_RDWR)
-        try:
-            os.posix_fallocate(fd, self._allocated, end - self._allocated)
-        finally:
-            os.close(fd)
-        self._allocated = end
-
-    @property
-    def full(self) -> bool:
-        return self.entries >= self.capacity
+    def _count(self) -> int:
+        return self.entries
 
     def append(self, offset: int, position: int) -> None:
         """Record that the message(s) starting at ``offset`` begin at ``position``."""
@@ -150,9 +107,9 @@ class OffsetIndex:
         if n == len(self._keys):
             self._keys = _grown(self._keys, n)
             self._positions = _grown(self._positions, n)
-        if self._bytes is None:
-            self._map()
-        _ENTRY.pack_into(self._bytes, n * ENTRY_SIZE, rel, position)  # type: ignore[arg-type]
+        # packed straight into the mapped bytes: a numpy row assignment through the memmap
+        # subclass costs several times a struct.pack_into
+        _ENTRY.pack_into(self._bytes or self._map(), n * ENTRY_SIZE, rel, position)
         self._keys[n] = rel
         self._positions[n] = position
         self.entries = n + 1
@@ -162,43 +119,16 @@ class OffsetIndex:
         """Drop entries pointing at or beyond ``position`` (after a log truncation)."""
         keep = int(np.searchsorted(self._positions[: self.entries], np.uint32(position), side="left"))
         if keep < self.entries:
-            mm = self._map()
-            mm[keep : self.entries] = 0
+            self._zero(keep, self.entries)
             self.entries = keep
             self._last_key = int(self._keys[keep - 1]) if keep else -1
 
     def reset(self) -> None:
         """Forget every entry (before a rebuild)."""
-        if self.entries:
-            mm = self._map()
-            mm[: self.entries] = 0
+        self._zero(0, self.entries)
         self.entries = 0
         self._last_key = -1
         self._misaligned = False
-
-    def flush(self) -> None:
-        if self._mm is not None:
-            self._mm.flush()
-
-    def close(self) -> None:
-        """Flush, unmap and trim the file to its entries (Kafka trims on close)."""
-        if self._mm is not None:
-            self._mm.flush()
-        self._unmap()
-        if self.path.exists():
-            with open(self.path, "r+b") as f:
-                f.truncate(self.entries * ENTRY_SIZE)
-
-    def discard(self) -> None:
-        """Unmap without msync or trim: the file is about to be removed."""
-        self._unmap()
-
-    def delete(self) -> None:
-        self._unmap()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
 
     # ------------------------------------------------------------------ reading
 

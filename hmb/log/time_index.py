@@ -10,7 +10,8 @@ strictly increase; the segment's final largest timestamp is written when it
 is rolled or closed, so a closed segment's last entry is its largest
 timestamp.
 
-Like the offset index (:mod:`hmb.log.index`) the file is preallocated to
+Like the offset index (:mod:`hmb.log.index`), and through the same file
+handling (:mod:`hmb.log.mapped_index`), the file is preallocated to
 ``segment.index.bytes``, memory-mapped with numpy, its disk blocks reserved
 ahead of a write (a full disk is ``OSError``, not SIGBUS), trimmed to its
 entries on close, and only a hint: a file that is missing, torn or points
@@ -20,29 +21,27 @@ past the log is rebuilt from the log by the segment's recovery.
 from __future__ import annotations
 
 import bisect
-import os
 import struct
 from pathlib import Path
 from typing import Any
 
 from hmb.log.index import np
+from hmb.log.mapped_index import MappedIndexFile
 
 ENTRY_SIZE = 12
-_RESERVE_STEP = 12 * 1024  # 1,024 entries: a time index is written as rarely as the offset index
 _ENTRY = struct.Struct(">qi")
 _FILE_DTYPE = [("timestamp", ">i8"), ("offset", ">i4")]
 
 
-class TimeIndex:
+class TimeIndex(MappedIndexFile):
     """Sparse largest-timestamp -> offset index of one segment."""
 
+    ENTRY_SIZE = ENTRY_SIZE
+    RESERVE_STEP = 12 * 1024  # 1,024 entries: a time index is written as rarely as the offset index
+
     def __init__(self, path: Path, base_offset: int, max_bytes: int, *, new: bool = False) -> None:
-        self.path = path
-        self.base_offset = base_offset
-        self.capacity = max(1, max_bytes // ENTRY_SIZE)
-        self.missing = not new and not path.exists()
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
-        existing = 0 if new else path.stat().st_size
+        super().__init__(path, base_offset, max_bytes, new=new)
+        existing = self.existing_bytes
         self.misaligned = existing % ENTRY_SIZE != 0
         self._timestamps: list[int] = []
         self._offsets: list[int] = []  # relative
@@ -51,8 +50,6 @@ class TimeIndex:
             stamps, offsets = raw["timestamp"].astype(np.int64), raw["offset"].astype(np.int64)
             n = _valid_prefix(stamps, offsets)  # an untrimmed file is mostly zeros: cut before listing
             self._timestamps, self._offsets = stamps[:n].tolist(), offsets[:n].tolist()
-        self._mm: Any = None
-        self._bytes: memoryview | None = None
         self._allocated = len(self._timestamps) * ENTRY_SIZE
 
     # ------------------------------------------------------------------ state
@@ -84,33 +81,8 @@ class TimeIndex:
 
     # ------------------------------------------------------------------ writing
 
-    def _map(self) -> memoryview:
-        if self._bytes is None:
-            with open(self.path, "ab") as f:
-                if f.tell() < self.capacity * ENTRY_SIZE:
-                    f.truncate(self.capacity * ENTRY_SIZE)
-            self._mm = np.memmap(self.path, dtype=np.uint8, mode="r+", shape=(self.capacity * ENTRY_SIZE,))
-            self._bytes = self._mm.data.cast("B")
-        return self._bytes
-
-    def _unmap(self) -> None:
-        if self._bytes is not None:
-            self._bytes.release()
-            self._bytes = None
-        self._mm = None
-
-    def reserve(self) -> None:
-        """Real disk blocks behind the next entry (see :meth:`hmb.log.index.OffsetIndex.reserve`)."""
-        needed = (self.entries + 1) * ENTRY_SIZE
-        if needed <= self._allocated or self.full:
-            return
-        end = min(self.capacity * ENTRY_SIZE, max(needed, self._allocated + _RESERVE_STEP))
-        fd = os.open(self.path, os.O_RDWR)
-        try:
-            os.posix_fallocate(fd, self._allocated, end - self._allocated)
-        finally:
-            os.close(fd)
-        self._allocated = end
+    def _count(self) -> int:
+        return len(self._timestamps)
 
     def maybe_append(self, timestamp: int, offset: int, *, even_if_full: bool = False) -> None:
         """Add ``(timestamp, offset)`` when ``timestamp`` is larger than the last entry's.
@@ -134,34 +106,10 @@ class TimeIndex:
 
     def reset(self) -> None:
         """Forget every entry (before a rebuild)."""
-        if self._timestamps:
-            view = self._map()
-            view[: self.entries * ENTRY_SIZE] = bytes(self.entries * ENTRY_SIZE)
+        self._zero(0, self.entries)
         self._timestamps, self._offsets = [], []
         self.misaligned = False
         self.missing = False
-
-    def flush(self) -> None:
-        if self._mm is not None:
-            self._mm.flush()
-
-    def close(self) -> None:
-        """Flush, unmap and trim the file to its entries."""
-        self.flush()
-        self._unmap()
-        if self.path.exists():
-            with open(self.path, "r+b") as f:
-                f.truncate(self.entries * ENTRY_SIZE)
-
-    def discard(self) -> None:
-        self._unmap()
-
-    def delete(self) -> None:
-        self._unmap()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
 
     # ------------------------------------------------------------------ reading
 

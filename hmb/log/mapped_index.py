@@ -1,0 +1,114 @@
+"""The file side of a segment's index: preallocated, memory-mapped, blocks reserved ahead.
+
+Both of a segment's indexes (:mod:`hmb.log.index`, :mod:`hmb.log.time_index`)
+keep fixed-size entries in a file handled the same way, as Kafka's
+``AbstractIndex`` handles them; what an entry means is each index's own
+business.  Rules of this module:
+
+* Every segment has its index files, as in Kafka, even before an entry: the
+  file is created empty when the index is.
+* For writing, the file is grown (sparse) to its capacity, ``max_bytes``
+  rounded down to whole entries, and memory-mapped with numpy; entries are
+  packed straight into the mapped bytes.
+* A mapped page with no disk block behind it kills the process with SIGBUS
+  when the disk is full, instead of raising: :meth:`MappedIndexFile.reserve`
+  allocates blocks ahead of the next entry (in ``RESERVE_STEP`` steps), so a
+  full disk is ``OSError(ENOSPC)`` before anything is written.
+* On close the file is trimmed to its entries (Kafka trims on close); a file
+  about to be removed is only unmapped.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+class MappedIndexFile:
+    """The file of one index: subclasses set ``ENTRY_SIZE`` and ``RESERVE_STEP``, and say how
+    many entries they hold (:meth:`_count`)."""
+
+    ENTRY_SIZE = 8
+    RESERVE_STEP = 64 * 1024
+
+    def __init__(self, path: Path, base_offset: int, max_bytes: int, *, new: bool) -> None:
+        """``new``: the segment is being created, so there is no file to read yet."""
+        self.path = path
+        self.base_offset = base_offset
+        self.capacity = max(1, max_bytes // self.ENTRY_SIZE)
+        self.missing = not new and not path.exists()
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+        #: bytes of the file as found (0 when new): what a subclass reads its entries from
+        self.existing_bytes = 0 if new else path.stat().st_size
+        self._mm: Any = None
+        self._bytes: memoryview | None = None
+        self._allocated = 0  # bytes known to have disk blocks: set by the subclass once it has read
+
+    def _count(self) -> int:  # pragma: no cover - every index defines it
+        raise NotImplementedError
+
+    @property
+    def full(self) -> bool:
+        return self._count() >= self.capacity
+
+    def _map(self) -> memoryview:
+        """The file's bytes, mapped for writing (grown to capacity first)."""
+        if self._bytes is None:
+            from hmb.log.index import np
+
+            size = self.capacity * self.ENTRY_SIZE
+            with open(self.path, "ab") as f:
+                if f.tell() < size:
+                    f.truncate(size)
+            self._mm = np.memmap(self.path, dtype=np.uint8, mode="r+", shape=(size,))
+            self._bytes = self._mm.data.cast("B")
+        return self._bytes
+
+    def _unmap(self) -> None:
+        if self._bytes is not None:
+            self._bytes.release()
+            self._bytes = None
+        self._mm = None
+
+    def _zero(self, first: int, end: int) -> None:
+        """Overwrite entries ``[first, end)`` with zeros (a truncation or a reset)."""
+        if end > first:
+            view = self._map()
+            view[first * self.ENTRY_SIZE : end * self.ENTRY_SIZE] = bytes((end - first) * self.ENTRY_SIZE)
+
+    def reserve(self) -> None:
+        """Make sure the next entry has real disk blocks behind it (see the module header)."""
+        needed = (self._count() + 1) * self.ENTRY_SIZE
+        if needed <= self._allocated or self.full:
+            return
+        end = min(self.capacity * self.ENTRY_SIZE, max(needed, self._allocated + self.RESERVE_STEP))
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            os.posix_fallocate(fd, self._allocated, end - self._allocated)
+        finally:
+            os.close(fd)
+        self._allocated = end
+
+    def flush(self) -> None:
+        if self._mm is not None:
+            self._mm.flush()
+
+    def close(self) -> None:
+        """Flush, unmap and trim the file to its entries."""
+        self.flush()
+        self._unmap()
+        if self.path.exists():
+            with open(self.path, "r+b") as f:
+                f.truncate(self._count() * self.ENTRY_SIZE)
+
+    def discard(self) -> None:
+        """Unmap without msync or trim: the file is about to be removed."""
+        self._unmap()
+
+    def delete(self) -> None:
+        self._unmap()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
