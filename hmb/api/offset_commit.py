@@ -23,6 +23,7 @@ Topic ids instead of names (v10) are not served yet.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from hmb.api.authz import group_allowed, topics_allowed
 from hmb.api.context import Reply, RequestContext
@@ -92,6 +93,12 @@ async def handle(ctx: RequestContext) -> Reply:
             log.error("offset commit for group %s failed: %s", body.group_id, exc)
             for entry in accepted:
                 codes[(entry.topic, entry.partition)] = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return commit_answer(body.topics, codes)
+
+
+def commit_answer(topics: Any, codes: dict[tuple[str, int], int]) -> dict[str, Any]:
+    """The answer of an offset commit (OffsetCommit, TxnOffsetCommit): ``codes`` per partition
+    asked, in the request's order."""
     return {
         "throttle_time_ms": 0,
         "topics": [
@@ -105,6 +112,6 @@ async def handle(ctx: RequestContext) -> Reply:
                     for p in topic.partitions
                 ],
             }
-            for topic in body.topics
+            for topic in topics
         ],
     }

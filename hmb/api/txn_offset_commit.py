@@ -25,6 +25,7 @@ import logging
 from hmb.api.authz import allowed, group_allowed, topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
+from hmb.api.offset_commit import commit_answer
 from hmb.api.registry import handles
 from hmb.groups.offsets import CommitEntry
 from hmb.security.acl import Operation, ResourceType
@@ -95,19 +96,4 @@ async def handle(ctx: RequestContext) -> Reply:
                 codes[(entry.topic, entry.partition)] = error_code(
                     exc, ApiKey.TXN_OFFSET_COMMIT, ctx.request.version
                 )
-    return {
-        "throttle_time_ms": 0,
-        "topics": [
-            {
-                "name": topic.name,
-                "partitions": [
-                    {
-                        "partition_index": p.partition_index,
-                        "error_code": codes[(topic.name, p.partition_index)],
-                    }
-                    for p in topic.partitions
-                ],
-            }
-            for topic in body.topics
-        ],
-    }
+    return commit_answer(body.topics, codes)
