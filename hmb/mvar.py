@@ -36,7 +36,9 @@ class MVarStatistics:
 
 
 class MVar(Generic[T]):
-    """A synchronising variable holding at most one value."""
+    """A synchronising variable holding at most one value (slotted: one per partition)."""
+
+    __slots__ = ("_next_putter", "_next_taker", "_putters", "_takers", "_value")
 
     def __init__(self, value: T) -> None:
         self._value: object = value

@@ -64,11 +64,19 @@ class OffsetIndex(MappedIndexFile):
     ENTRY_SIZE = ENTRY_SIZE
     RESERVE_STEP = 64 * 1024
 
+    __slots__ = ("_keys", "_last_key", "_misaligned", "_positions", "entries")
+
     def __init__(
-        self, path: Path, base_offset: int, max_bytes: int = 10 * 1024 * 1024, *, new: bool = False
+        self,
+        path: Path,
+        base_offset: int,
+        max_bytes: int = 10 * 1024 * 1024,
+        *,
+        new: bool = False,
+        directory: Path | None = None,
     ) -> None:
-        super().__init__(path, base_offset, max_bytes, new=new)
-        existing = self.existing_bytes
+        super().__init__(path, base_offset, max_bytes, new=new, directory=directory)
+        existing = 0 if new else path.stat().st_size
         entries = existing // ENTRY_SIZE
         # in-memory mirrors; an index with no entry shares one empty array (10,000 partitions)
         self._keys = _NO_ENTRIES

@@ -43,6 +43,8 @@ _VERSION = 0
 class LeaderEpochCache:
     """The ``(epoch, start offset)`` entries of one partition, in epoch order."""
 
+    __slots__ = ("directory", "entries")
+
     def __init__(self, directory: Path, entries: list[tuple[int, int]] | None = None) -> None:
         self.directory = directory
         self.entries: list[tuple[int, int]] = entries or []

@@ -16,13 +16,18 @@ business.  Rules of this module:
   full disk is ``OSError(ENOSPC)`` before anything is written.
 * On close the file is trimmed to its entries (Kafka trims on close); a file
   about to be removed is only unmapped.
+* A broker holds an index pair per segment of every partition, thousands of
+  them mostly empty: the classes have ``__slots__``, and an index of a segment
+  (:meth:`MappedIndexFile.of_segment`) keeps no path of its own but makes it
+  from the partition's directory when asked.  Nothing is mapped (no page
+  touched) before the first entry is written.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 
 class MappedIndexFile:
@@ -31,19 +36,50 @@ class MappedIndexFile:
 
     ENTRY_SIZE = 8
     RESERVE_STEP = 64 * 1024
+    SUFFIX = ".index"  # of the file in a segment's directory (see of_segment)
 
-    def __init__(self, path: Path, base_offset: int, max_bytes: int, *, new: bool) -> None:
-        """``new``: the segment is being created, so there is no file to read yet."""
-        self.path = path
+    __slots__ = ("_allocated", "_bytes", "_directory", "_max_bytes", "_mm", "_path", "base_offset", "missing")
+
+    def __init__(
+        self, path: Path, base_offset: int, max_bytes: int, *, new: bool, directory: Path | None = None
+    ) -> None:
+        """``new``: the segment is being created, so there is no file to read yet.
+
+        ``directory``: ``path`` is this index's usual file in it (see :meth:`of_segment`),
+        and is not kept."""
+        self._directory = directory
+        self._path = None if directory is not None else path
         self.base_offset = base_offset
-        self.capacity = max(1, max_bytes // self.ENTRY_SIZE)
+        self._max_bytes = max_bytes  # the setting's own int, shared: capacity is derived from it
         self.missing = not new and not path.exists()
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
-        #: bytes of the file as found (0 when new): what a subclass reads its entries from
-        self.existing_bytes = 0 if new else path.stat().st_size
         self._mm: Any = None
         self._bytes: memoryview | None = None
         self._allocated = 0  # bytes known to have disk blocks: set by the subclass once it has read
+
+    @property
+    def capacity(self) -> int:
+        """How many entries the file holds at most: ``max_bytes`` in whole entries."""
+        return max(1, self._max_bytes // self.ENTRY_SIZE)
+
+    @classmethod
+    def of_segment(cls, directory: Path, base_offset: int, max_bytes: int, *, new: bool) -> Self:
+        """The index of the segment at ``base_offset`` in ``directory`` (the partition's)."""
+        return cls(
+            directory / cls.file_name(base_offset), base_offset, max_bytes, new=new, directory=directory
+        )
+
+    @classmethod
+    def file_name(cls, base_offset: int) -> str:
+        """The index's file name in a segment's directory, as Kafka names it."""
+        return f"{base_offset:020d}{cls.SUFFIX}"
+
+    @property
+    def path(self) -> Path:
+        if self._path is not None:
+            return self._path
+        assert self._directory is not None
+        return self._directory / self.file_name(self.base_offset)
 
     def _count(self) -> int:  # pragma: no cover - every index defines it
         raise NotImplementedError

@@ -88,7 +88,7 @@ class AppendInfo(NamedTuple):
     log_append_time: int = -1  # the broker's stamp in ms (LogAppendTime topics), else -1
 
 
-@dataclass
+@dataclass(slots=True)
 class _State:
     """What the MVar guards: the mutable part of the log."""
 
@@ -97,7 +97,32 @@ class _State:
 
 
 class PartitionLog:
-    """The log of ``topic``/``partition`` in ``directory``."""
+    """The log of ``topic``/``partition`` in ``directory``.
+
+    A broker holds thousands: the class is slotted, and what most partitions
+    never use (producer state, transactions, the leader epochs of a new
+    partition) is made at its first use (:attr:`producers`, :attr:`txns`,
+    :attr:`epochs`)."""
+
+    __slots__ = (
+        "_active_since",
+        "_appended",
+        "_clean",
+        "_epochs",
+        "_load_lock",
+        "_producers",
+        "_segments",
+        "_state",
+        "_txns",
+        "_waited",
+        "config",
+        "deleted",
+        "deleted_before",
+        "directory",
+        "partition",
+        "topic",
+        "wall",
+    )
 
     def __init__(self, directory: Path, topic: str, partition: int, config: LogConfig) -> None:
         self.directory = directory
@@ -107,13 +132,14 @@ class PartitionLog:
         # base offset -> LogSegment; None until the files are read (see :meth:`open`, ``lazy``)
         self._segments: SegmentMap | None = None
         self._clean = True
-        self._load_lock = threading.Lock()  # a worker thread may be loading it (LogManager.run_loader)
+        # a worker thread may be loading it (LogManager.run_loader): made by open(lazy=True)
+        self._load_lock: threading.Lock | None = None
         self._state = MVar(_State())
         self._appended: trio.Event | None = None  # made when a fetch first waits (memory: 10,000 partitions)
         self._waited = False  # whether _appended was handed out since it was last replaced
-        self.producers = ProducerStateManager()
-        self.txns = PartitionTransactions()
-        self.epochs = LeaderEpochCache(directory)  # read with the segments (see load)
+        self._producers: ProducerStateManager | None = None
+        self._txns: PartitionTransactions | None = None
+        self._epochs: LeaderEpochCache | None = None  # read with the segments (see load)
         self.deleted = False
         #: where DeleteRecords moved the log's start (0: the first segment's base decides)
         self.deleted_before = 0
@@ -144,7 +170,8 @@ class PartitionLog:
             return cls.open(directory, topic, partition, config, clean=True)
         self = cls(directory, topic, partition, config)
         self._segments = SegmentMap([(0, self._new_segment(0, new=True))])
-        self.epochs.assign(LEADER_EPOCH, 0, fresh=True)
+        # the checkpoint is written now; the cache (the same one entry) is made when first asked for
+        LeaderEpochCache(directory).assign(LEADER_EPOCH, 0, fresh=True)
         return self
 
     @classmethod
@@ -167,7 +194,9 @@ class PartitionLog:
         self = cls(directory, topic, partition, config)
         self._clean = clean
         self._segments = None
-        if not lazy:
+        if lazy:
+            self._load_lock = threading.Lock()
+        else:
             self.load()
         return self
 
@@ -185,7 +214,9 @@ class PartitionLog:
 
     def load(self) -> SegmentMap:
         """Read the segment files (once; safe from a worker thread)."""
-        with self._load_lock:
+        if self._segments is not None:
+            return self._segments
+        with self._load_lock or contextlib.nullcontext():
             if self._segments is not None:
                 return self._segments
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -219,8 +250,8 @@ class PartitionLog:
             else:
                 self.producers = restored
             self.txns.aborted = load_txn_indexes(self.directory, names, segments, replayed, replayed_from)
-            self.epochs = LeaderEpochCache.load(self.directory)
-            self.epochs.assign(LEADER_EPOCH, leo)  # led from its end, if new to it
+            self._epochs = LeaderEpochCache.load(self.directory)
+            self._epochs.assign(LEADER_EPOCH, leo)  # led from its end, if new to it
             self._segments = segments
             return segments
 
@@ -248,6 +279,34 @@ class PartitionLog:
             )
 
     # ---------------------------------------------------------------- state
+
+    @property
+    def producers(self) -> ProducerStateManager:
+        """Idempotent producers' sequence state (made at the first use)."""
+        if self._producers is None:
+            self._producers = ProducerStateManager()
+        return self._producers
+
+    @producers.setter
+    def producers(self, value: ProducerStateManager) -> None:
+        self._producers = value
+
+    @property
+    def txns(self) -> PartitionTransactions:
+        """Open and aborted transactions (made at the first use)."""
+        if self._txns is None:
+            self._txns = PartitionTransactions()
+        return self._txns
+
+    @property
+    def epochs(self) -> LeaderEpochCache:
+        """The leader epochs; a partition created by this broker has the one it was created
+        with until the cache is first needed (its checkpoint file is written at creation)."""
+        if self._epochs is None:
+            self.segments  # noqa: B018 - an opened log reads its checkpoint with the segments
+        if self._epochs is None:
+            self._epochs = LeaderEpochCache(self.directory, [(LEADER_EPOCH, 0)])
+        return self._epochs
 
     @property
     def active(self) -> LogSegment:
@@ -335,7 +394,7 @@ class PartitionLog:
                 raise MagicNotAllowedError(f"RecordBatch v2 (magic 2) where at most magic {max_magic} may be")
             idempotent = [b for b in batches if b.producer_id >= 0]
             for b in idempotent:
-                if not b.is_transactional and b.producer_id in self.txns.ongoing:
+                if not b.is_transactional and self._txns is not None and b.producer_id in self._txns.ongoing:
                     raise TransactionalBatchError(
                         f"producer {b.producer_id} sent a non-transactional batch inside its transaction"
                     )
@@ -456,7 +515,7 @@ class PartitionLog:
         """Where read_committed readers stop: the earliest open transaction's first offset, else
         the high watermark (never below the log start offset)."""
         hw = self.high_watermark  # reads the files first when they are not yet
-        first = self.txns.first_unstable_offset()
+        first = None if self._txns is None else self._txns.first_unstable_offset()
         return hw if first is None else max(first, self.log_start_offset)
 
     def aborted_transactions(
@@ -471,7 +530,7 @@ class PartitionLog:
         not sent every later abort with each fetch.
         """
         self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
-        if not self.txns.aborted:
+        if self._txns is None or not self._txns.aborted:
             return []
         if within is not None:
             seg = within.segment
@@ -483,7 +542,7 @@ class PartitionLog:
     def ongoing_transactions(self) -> dict[int, int]:
         """Producer id -> first offset of every transaction open on this partition."""
         self.segments  # noqa: B018 - the transactions are rebuilt when the files are read
-        return dict(self.txns.ongoing)
+        return {} if self._txns is None else dict(self._txns.ongoing)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """``(epoch, end offset)`` of leader epoch ``epoch`` here (OffsetForLeaderEpoch)."""
@@ -493,7 +552,7 @@ class PartitionLog:
     def max_producer_id(self) -> int:
         """The highest producer id this partition's recent batches carry (-1: none)."""
         self.segments  # noqa: B018 - the state is rebuilt when the files are read
-        return max(self.producers.producers, default=-1)
+        return -1 if self._producers is None else max(self._producers.producers, default=-1)
 
     def _flush_due(self, state: _State) -> bool:
         cfg = self.config

@@ -75,6 +75,8 @@ def _in_sequence(last_seq: int, next_seq: int) -> bool:
 class ProducerStateManager:
     """Per-producer sequence state of one partition."""
 
+    __slots__ = ("producers",)
+
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
 

@@ -40,6 +40,7 @@ from kproto.records.entry import LOG_OVERHEAD, PEEK, check_entry, entry_size, la
 log = logging.getLogger(__name__)
 
 UNKNOWN_MAGIC = -1
+_NO_RUNS: list[int] = []  # the magic runs of every empty segment (see LogSegment.__init__)
 
 
 def segment_name(base_offset: int) -> str:
@@ -65,7 +66,29 @@ class RecoveryReport:
 
 
 class LogSegment:
-    """A ``.log`` file and its two indexes, starting at ``base_offset``."""
+    """A ``.log`` file and its two indexes, starting at ``base_offset``.
+
+    Slotted, and its file paths are made when asked for: a broker holds one per
+    partition at least, thousands of them."""
+
+    __slots__ = (
+        "_bytes_since_index",
+        "_deleted",
+        "_dir_synced",
+        "_pins",
+        "_run_magics",
+        "_run_starts",
+        "base_offset",
+        "created",
+        "directory",
+        "fd",
+        "index",
+        "index_interval_bytes",
+        "max_timestamp",
+        "next_offset",
+        "size",
+        "time_index",
+    )
 
     def __init__(
         self,
@@ -87,11 +110,8 @@ class LogSegment:
         self.size = 0 if new else os.fstat(self.fd).st_size
         # A log without its index file (deleted, lost) gets it rebuilt at load, as in Kafka.
         # OffsetIndex creates the file with the segment, so a healthy segment always has one.
-        index_path = directory / (segment_name(base_offset) + ".index")
-        self.index_missing = not new and not index_path.exists()
-        self.index = OffsetIndex(index_path, base_offset, index_max_bytes, new=new)
-        time_index_path = directory / (segment_name(base_offset) + ".timeindex")
-        self.time_index = TimeIndex(time_index_path, base_offset, index_max_bytes, new=new)
+        self.index = OffsetIndex.of_segment(directory, base_offset, index_max_bytes, new=new)
+        self.time_index = TimeIndex.of_segment(directory, base_offset, index_max_bytes, new=new)
         self.next_offset = base_offset  # set properly by load_tail() / recover()
         self._bytes_since_index = 0
         self._pins = 0
@@ -101,8 +121,9 @@ class LogSegment:
         # learned at load from the time index's last entry and the walk of the tail.
         self.max_timestamp = -1
         # Runs of equal (maximum) magic: run i covers [_run_starts[i], _run_starts[i+1]).
-        self._run_starts: list[int] = []
-        self._run_magics: list[int] = []
+        # Shared while empty, never appended to: the first run makes the segment its own lists.
+        self._run_starts: list[int] = _NO_RUNS
+        self._run_magics: list[int] = _NO_RUNS
         if self.size:
             self._note_magic(0, UNKNOWN_MAGIC)
 
@@ -114,6 +135,11 @@ class LogSegment:
     @property
     def index_path(self) -> Path:
         return self.index.path
+
+    @property
+    def index_missing(self) -> bool:
+        """The ``.index`` file was not there when the segment was opened (it is rebuilt)."""
+        return self.index.missing
 
     # ---------------------------------------------------------------- loading
 
@@ -144,7 +170,7 @@ class LogSegment:
         self.time_index.reset()
         self.max_timestamp = -1
         self._bytes_since_index = 0
-        self._run_starts, self._run_magics = [], []
+        self._run_starts = self._run_magics = _NO_RUNS
         entries = 0
         good_end = 0
         reason = None
@@ -279,6 +305,8 @@ class LogSegment:
         if self._run_starts and self._run_starts[-1] == position:
             self._run_magics[-1] = magic
             return
+        if self._run_starts is _NO_RUNS:
+            self._run_starts, self._run_magics = [], []
         self._run_starts.append(position)
         self._run_magics.append(magic)
 

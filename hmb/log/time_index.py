@@ -31,6 +31,7 @@ from hmb.log.mapped_index import MappedIndexFile
 ENTRY_SIZE = 12
 _ENTRY = struct.Struct(">qi")
 _FILE_DTYPE = [("timestamp", ">i8"), ("offset", ">i4")]
+_NO_ENTRIES: list[int] = []  # the entries of every empty time index (see TimeIndex.__init__)
 
 
 class TimeIndex(MappedIndexFile):
@@ -39,12 +40,25 @@ class TimeIndex(MappedIndexFile):
     ENTRY_SIZE = ENTRY_SIZE
     RESERVE_STEP = 12 * 1024  # 1,024 entries: a time index is written as rarely as the offset index
 
-    def __init__(self, path: Path, base_offset: int, max_bytes: int, *, new: bool = False) -> None:
-        super().__init__(path, base_offset, max_bytes, new=new)
-        existing = self.existing_bytes
+    SUFFIX = ".timeindex"
+
+    __slots__ = ("_offsets", "_timestamps", "misaligned")
+
+    def __init__(
+        self,
+        path: Path,
+        base_offset: int,
+        max_bytes: int,
+        *,
+        new: bool = False,
+        directory: Path | None = None,
+    ) -> None:
+        super().__init__(path, base_offset, max_bytes, new=new, directory=directory)
+        existing = 0 if new else path.stat().st_size
         self.misaligned = existing % ENTRY_SIZE != 0
-        self._timestamps: list[int] = []
-        self._offsets: list[int] = []  # relative
+        # shared while empty, never appended to: the first entry makes the index its own lists
+        self._timestamps: list[int] = _NO_ENTRIES
+        self._offsets: list[int] = _NO_ENTRIES  # relative
         if existing >= ENTRY_SIZE:
             raw = np.fromfile(path, dtype=_FILE_DTYPE, count=existing // ENTRY_SIZE)
             stamps, offsets = raw["timestamp"].astype(np.int64), raw["offset"].astype(np.int64)
@@ -101,13 +115,15 @@ class TimeIndex(MappedIndexFile):
         if (n + 1) * ENTRY_SIZE > self._allocated:
             self.reserve()
         _ENTRY.pack_into(self._map(), n * ENTRY_SIZE, timestamp, rel)
+        if self._timestamps is _NO_ENTRIES:
+            self._timestamps, self._offsets = [], []
         self._timestamps.append(timestamp)
         self._offsets.append(rel)
 
     def reset(self) -> None:
         """Forget every entry (before a rebuild)."""
         self._zero(0, self.entries)
-        self._timestamps, self._offsets = [], []
+        self._timestamps = self._offsets = _NO_ENTRIES
         self.misaligned = False
         self.missing = False
 
