@@ -547,7 +547,9 @@ class PartitionLog:
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """``(epoch, end offset)`` of leader epoch ``epoch`` here (OffsetForLeaderEpoch)."""
         log_end = self.high_watermark  # reads the files (and the epochs) if not yet read
-        return self.epochs.end_offset_for(epoch, log_end)
+        # a new partition's one epoch is answered without making its cache (clients ask for every one)
+        epochs = self._epochs or LeaderEpochCache(self.directory, [(LEADER_EPOCH, 0)])
+        return epochs.end_offset_for(epoch, log_end)
 
     def max_producer_id(self) -> int:
         """The highest producer id this partition's recent batches carry (-1: none)."""

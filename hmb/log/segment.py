@@ -40,7 +40,11 @@ from kproto.records.entry import LOG_OVERHEAD, PEEK, check_entry, entry_size, la
 log = logging.getLogger(__name__)
 
 UNKNOWN_MAGIC = -1
-_NO_RUNS: list[int] = []  # the magic runs of every empty segment (see LogSegment.__init__)
+# The magic runs most segments have, shared (never written; see LogSegment._note_magic):
+# none (empty), or one from the start of the file.
+_NO_RUNS: list[int] = []
+_AT_ZERO: list[int] = [0]
+_ONE_RUN: dict[int, list[int]] = {m: [m] for m in (UNKNOWN_MAGIC, 0, 1, 2)}
 
 
 def segment_name(base_offset: int) -> str:
@@ -121,7 +125,7 @@ class LogSegment:
         # learned at load from the time index's last entry and the walk of the tail.
         self.max_timestamp = -1
         # Runs of equal (maximum) magic: run i covers [_run_starts[i], _run_starts[i+1]).
-        # Shared while empty, never appended to: the first run makes the segment its own lists.
+        # Shared while the segment has no run or one (see _note_magic).
         self._run_starts: list[int] = _NO_RUNS
         self._run_magics: list[int] = _NO_RUNS
         if self.size:
@@ -300,15 +304,19 @@ class LogSegment:
 
     def _note_magic(self, position: int, magic: int) -> None:
         """Entries of (at most) ``magic`` start at ``position``, after every earlier run."""
-        if self._run_magics and self._run_magics[-1] == magic:
+        starts, magics = self._run_starts, self._run_magics
+        if magics and magics[-1] == magic:
             return
-        if self._run_starts and self._run_starts[-1] == position:
-            self._run_magics[-1] = magic
+        if starts is _NO_RUNS and position == 0 and magic in _ONE_RUN:
+            self._run_starts, self._run_magics = _AT_ZERO, _ONE_RUN[magic]  # shared, as most are
             return
-        if self._run_starts is _NO_RUNS:
-            self._run_starts, self._run_magics = [], []
-        self._run_starts.append(position)
-        self._run_magics.append(magic)
+        if starts is _NO_RUNS or starts is _AT_ZERO:  # shared lists: the segment's own from now on
+            starts, magics = self._run_starts, self._run_magics = list(starts), list(magics)
+        if starts and starts[-1] == position:
+            magics[-1] = magic
+            return
+        starts.append(position)
+        magics.append(magic)
 
     def max_magic(self, position: int, length: int) -> int:
         """The highest magic of the entries in ``[position, position + length)``.

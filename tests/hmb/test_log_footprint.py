@@ -64,7 +64,8 @@ def test_an_idle_partition_keeps_little_on_the_heap(tmp_path: Path) -> None:
 
 
 def test_shared_empty_containers_stay_empty(tmp_path: Path) -> None:
-    """Empty segments and time indexes share one list each: writing must never fill it."""
+    """Empty segments and time indexes share their lists, and so do segments of one run:
+    writing must never change the shared ones."""
     cfg = LogConfig(index_interval_bytes=64, segment_bytes=4096)
 
     async def main() -> None:
@@ -81,3 +82,21 @@ def test_shared_empty_containers_stay_empty(tmp_path: Path) -> None:
 
     trio.run(main)
     assert segment._NO_RUNS == [] and time_index._NO_ENTRIES == []
+    assert segment._AT_ZERO == [0] and all(runs == [m] for m, runs in segment._ONE_RUN.items())
+
+
+def test_a_segment_whose_magic_changes_gets_runs_of_its_own(tmp_path: Path) -> None:
+    """One run from the start is shared; a second run (or a changed first one) is not."""
+    seg = segment.LogSegment(tmp_path, 0, new=True)
+    other = segment.LogSegment(tmp_path, 100, new=True)
+    seg._note_magic(0, 2)
+    other._note_magic(0, 2)
+    assert seg._run_starts is other._run_starts  # shared
+    seg._note_magic(0, 1)  # the first entries were re-noted at a lower magic
+    seg._note_magic(50, 2)
+    other._note_magic(70, 0)
+    assert (seg._run_starts, seg._run_magics) == ([0, 50], [1, 2])
+    assert (other._run_starts, other._run_magics) == ([0, 70], [2, 0])
+    assert segment._AT_ZERO == [0] and segment._ONE_RUN[2] == [2]
+    seg.close()
+    other.close()
