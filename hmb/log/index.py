@@ -73,7 +73,7 @@ class OffsetIndex(MappedIndexFile):
         max_bytes: int = 10 * 1024 * 1024,
         *,
         new: bool = False,
-        directory: Path | None = None,
+        directory: str | None = None,
     ) -> None:
         super().__init__(path, base_offset, max_bytes, new=new, directory=directory)
         existing = 0 if new else path.stat().st_size

@@ -41,7 +41,7 @@ class MappedIndexFile:
     __slots__ = ("_allocated", "_bytes", "_directory", "_max_bytes", "_mm", "_path", "base_offset", "missing")
 
     def __init__(
-        self, path: Path, base_offset: int, max_bytes: int, *, new: bool, directory: Path | None = None
+        self, path: Path, base_offset: int, max_bytes: int, *, new: bool, directory: str | None = None
     ) -> None:
         """``new``: the segment is being created, so there is no file to read yet.
 
@@ -63,10 +63,10 @@ class MappedIndexFile:
         return max(1, self._max_bytes // self.ENTRY_SIZE)
 
     @classmethod
-    def of_segment(cls, directory: Path, base_offset: int, max_bytes: int, *, new: bool) -> Self:
-        """The index of the segment at ``base_offset`` in ``directory`` (the partition's)."""
+    def of_segment(cls, directory: str, base_offset: int, max_bytes: int, *, new: bool) -> Self:
+        """The index of the segment at ``base_offset`` in ``directory`` (the partition's, shared)."""
         return cls(
-            directory / cls.file_name(base_offset), base_offset, max_bytes, new=new, directory=directory
+            Path(directory, cls.file_name(base_offset)), base_offset, max_bytes, new=new, directory=directory
         )
 
     @classmethod
@@ -79,7 +79,7 @@ class MappedIndexFile:
         if self._path is not None:
             return self._path
         assert self._directory is not None
-        return self._directory / self.file_name(self.base_offset)
+        return Path(self._directory, self.file_name(self.base_offset))
 
     def _count(self) -> int:  # pragma: no cover - every index defines it
         raise NotImplementedError

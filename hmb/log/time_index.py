@@ -51,7 +51,7 @@ class TimeIndex(MappedIndexFile):
         max_bytes: int,
         *,
         new: bool = False,
-        directory: Path | None = None,
+        directory: str | None = None,
     ) -> None:
         super().__init__(path, base_offset, max_bytes, new=new, directory=directory)
         existing = 0 if new else path.stat().st_size
