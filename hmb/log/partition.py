@@ -61,7 +61,7 @@ from hmb.log.producer_persistence import rebuild_from_log, restore_snapshot, wri
 from hmb.log.producer_state import ProducerStateManager
 from hmb.log.recompression import KEEP_PRODUCER_CODEC, stored_form
 from hmb.log.region import FileRegion
-from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport
+from hmb.log.segment import UNKNOWN_MAGIC, LogSegment, RecoveryReport, log_recovery
 from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch
 from hmb.log.timestamp_bounds import check_timestamps
@@ -239,7 +239,7 @@ class PartitionLog:
                 report: RecoveryReport | None
                 report = seg.recover(max_entry) if last and not self._clean else seg.load_tail(max_entry)
                 if report is not None:  # after a clean shutdown: load_tail found something to repair
-                    self._log_recovery(seg, report)
+                    log_recovery(f"{self.topic}-{self.partition}", seg, report)
                 segments[base] = seg
             if not segments:
                 segments[0] = self._new_segment(0)
@@ -256,29 +256,6 @@ class PartitionLog:
             self._epochs.assign(LEADER_EPOCH, leo)  # led from its end, if new to it
             self._segments = segments
             return segments
-
-    def _log_recovery(self, seg: LogSegment, report: RecoveryReport) -> None:
-        index = f"index rebuilt ({report.index_problem})" if report.index_problem else "index rebuilt"
-        if report.truncated_bytes:
-            log.warning(
-                "recovered %s-%d segment %s: %d valid entries, truncated %d bytes (%s), %s",
-                self.topic,
-                self.partition,
-                seg.log_path.name,
-                report.entries,
-                report.truncated_bytes,
-                report.reason,
-                index,
-            )
-        else:
-            (log.warning if report.index_problem else log.info)(
-                "recovered %s-%d segment %s: %d valid entries, %s",
-                self.topic,
-                self.partition,
-                seg.log_path.name,
-                report.entries,
-                index,
-            )
 
     # ---------------------------------------------------------------- state
 

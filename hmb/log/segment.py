@@ -69,6 +69,27 @@ class RecoveryReport:
     index_problem: str | None = None  # why the index could not be kept as it was, if it could not
 
 
+def log_recovery(partition: str, seg: LogSegment, report: RecoveryReport) -> None:
+    """Say what recovery did to ``seg`` of ``partition`` (``topic-N``): a warning when it cut
+    bytes or found the index damaged, else a note."""
+    index = f"index rebuilt ({report.index_problem})" if report.index_problem else "index rebuilt"
+    name = seg.log_path.name
+    if report.truncated_bytes:
+        log.warning(
+            "recovered %s segment %s: %d valid entries, truncated %d bytes (%s), %s",
+            partition,
+            name,
+            report.entries,
+            report.truncated_bytes,
+            report.reason,
+            index,
+        )
+    else:
+        (log.warning if report.index_problem else log.info)(
+            "recovered %s segment %s: %d valid entries, %s", partition, name, report.entries, index
+        )
+
+
 class LogSegment:
     """A ``.log`` file and its two indexes, starting at ``base_offset``.
 
