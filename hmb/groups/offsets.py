@@ -36,14 +36,14 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from construct import Int16sb, Int32sb, Int64sb, PascalString, Struct
 
 from hmb.log.partition import PartitionLog
-from kproto.records import RecordBatchBuilder, RecordBatchReader, build_message_set, read_message_set
+from kproto.records import RecordBatchBuilder, RecordBatchReader, read_message_set
 from kproto.records.entry import MAGIC_OFFSET, entry_size, last_offset
 
 log = logging.getLogger(__name__)
@@ -282,7 +282,7 @@ class OffsetStore:
                 key, value = _commit_record(group, e, ts)
             records.append((key, value, ts))
             stored.append((e, CommittedOffset(e.offset, e.metadata, ts, epoch)))
-        await self.plog.append(build_message_set(records, magic=1))
+        await self.plog.append(_batch(records))
         for e, committed in stored:
             self._offsets[(group, e.topic, e.partition)] = committed
 
@@ -309,8 +309,16 @@ class OffsetStore:
             records.append((GROUP_METADATA_KEY.build({"version": 2, "group": group}), None, now))
         before = {(group, t, p): self._offsets[(group, t, p)] for t, p in doomed}
         if records:
-            await self.plog.append(build_message_set(records, magic=1))
+            await self.plog.append(_batch(records))
         for key, committed in before.items():
             if self._offsets.get(key) is committed:  # not committed again while the tombstones were written
                 del self._offsets[key]
         return doomed
+
+
+def _batch(records: Sequence[tuple[bytes, bytes | None, int]]) -> bytes:
+    """``(key, value, timestamp)`` records in one RecordBatch v2, as Kafka 4 writes offsets."""
+    builder = RecordBatchBuilder()
+    for key, value, ts in records:
+        builder.append(key, value, ts)
+    return builder.build()

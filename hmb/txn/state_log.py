@@ -32,7 +32,7 @@ from hmb.log.manager import LogManager
 from hmb.log.partition import PartitionLog
 from hmb.txn.metadata import TransactionMetadata
 from hmb.txn.states import TxnState
-from kproto.records import build_message_set, read_message_set
+from kproto.records import RecordBatchBuilder, read_records
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ class TransactionStateLog:
                 if region is None:
                     break
                 data = region.read()
-            records = read_message_set(data)
+            records = read_records(data)  # RecordBatch v2 (what is written) and older message sets
             if not records:
                 raise RuntimeError(f"cannot read {TOPIC} at offset {offset}")
             for rec in records:
@@ -164,11 +164,15 @@ class TransactionStateLog:
 
     async def write(self, meta: TransactionMetadata) -> None:
         """Append ``meta``'s state (durably, as any acknowledged record)."""
-        record = (encode_key(meta.transactional_id), encode_value(meta), self.wall_ms())
-        await self.plog.append(build_message_set([record], magic=1))
+        await self.plog.append(_batch(encode_key(meta.transactional_id), encode_value(meta), self.wall_ms()))
 
     async def forget(self, transactional_id: str) -> None:
         """Append the tombstone of an expired id."""
-        await self.plog.append(
-            build_message_set([(encode_key(transactional_id), None, self.wall_ms())], magic=1)
-        )
+        await self.plog.append(_batch(encode_key(transactional_id), None, self.wall_ms()))
+
+
+def _batch(key: bytes, value: bytes | None, timestamp: int) -> bytes:
+    """One record in a RecordBatch v2, the format Kafka 4 writes its internal topics in."""
+    builder = RecordBatchBuilder()
+    builder.append(key, value, timestamp)
+    return builder.build()

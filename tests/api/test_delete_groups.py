@@ -12,7 +12,7 @@ import pytest
 
 from hmb.groups.offsets import GROUP_METADATA_KEY, OFFSET_KEY, TOPIC
 from kproto import ApiKey, ErrorCode
-from kproto.records import read_message_set
+from kproto.records import read_records
 
 from .bodies import make_topic
 from .groups import LIST, commit, fetch_offset, leave, stable_member
@@ -37,7 +37,7 @@ def offsets_log_tombstones(b: InProcessBroker) -> list[bytes]:
     assert plog is not None
     with plog.read(plog.log_start_offset, 1 << 20) as region:
         data = region.read() if region is not None else b""
-    return [r.key for r in read_message_set(data) if r.value is None and r.key is not None]
+    return [r.key for r in read_records(data) if r.value is None and r.key is not None]
 
 
 @pytest.mark.parametrize("version", range(3))
