@@ -67,6 +67,7 @@ from hmb.api.errors import error_code
 from hmb.api.leader_epoch import epoch_error
 from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
+from hmb.api.topic_keys import resolve
 from hmb.log.errors import OffsetOutOfRangeError
 from hmb.log.partition import PartitionLog
 from hmb.log.region import FileRegion
@@ -99,16 +100,6 @@ async def wait_any(events: list[trio.Event], deadline: float) -> None:
                 nursery.start_soon(waiter, ev)
 
 
-def _named(ctx: RequestContext) -> list[tuple[str | bytes, str | None]]:
-    """Each requested topic as the response gives it (name, or id from v13) and its name
-    here (None: an id this broker does not know)."""
-    topics = ctx.request.body.topics
-    if ctx.request.version < FIRST_TOPIC_ID:
-        return [(t.topic, t.topic) for t in topics]
-    by_id = ctx.logs.topics_by_id
-    return [(bytes(t.topic_id), by_id.get(bytes(t.topic_id))) for t in topics]
-
-
 def _diverging(plog: PartitionLog, last_fetched_epoch: int, fetch_offset: int) -> tuple[int, int] | None:
     """Where the log parted from a reader that last read ``last_fetched_epoch`` (v12+), or None."""
     if last_fetched_epoch < 0:
@@ -133,7 +124,7 @@ def _collect(
     total = 0
     errors = False
     logs: list[PartitionLog] = []
-    named = _named(ctx)
+    named = resolve(ctx, body.topics, version >= FIRST_TOPIC_ID, "topic")
     readable = None
     if ctx.services.authorizer is not None:
         readable = topics_allowed(ctx, Operation.READ, (name for _, name in named if name is not None))
