@@ -78,7 +78,9 @@ _ABORTED = struct.Struct(">qq")  # producer_id, first_offset
 _NO_PREFERRED_REPLICA = _I32.pack(-1)
 _FLEXIBLE_PARTITION_HEAD = struct.Struct(">ihqqq")  # + last_stable_offset, log_start_offset
 _FLEXIBLE_ABORTED = struct.Struct(">qqB")  # producer_id, first_offset, no tagged fields
-_NO_FLEXIBLE_ABORTED = b"\x01"  # an empty compact array, never null
+# the common partition in one call: the head, no aborted transactions (an empty compact
+# array, never null) and preferred read replica -1
+_FLEXIBLE_PARTITION_PLAIN = struct.Struct(">ihqqqBi")
 _DIVERGING_EPOCH = struct.Struct(">BBiqB")  # tag 0, size 13, epoch, end_offset, no tagged fields
 _ONE_BYTE = [bytes((n,)) for n in range(0x80)]
 
@@ -226,17 +228,25 @@ def _flexible(
         buf += _uvarint(len(partitions) + 1)
         for pd in partitions:
             records = pd.records
-            buf += _FLEXIBLE_PARTITION_HEAD.pack(
-                pd.partition, pd.error_code, pd.high_watermark, pd.last_stable_offset, pd.log_start_offset
-            )
             aborted = pd.aborted
             if aborted:
+                buf += _FLEXIBLE_PARTITION_HEAD.pack(
+                    pd.partition, pd.error_code, pd.high_watermark, pd.last_stable_offset, pd.log_start_offset
+                )
                 buf += _uvarint(len(aborted) + 1)
                 for producer_id, first_offset in aborted:
                     buf += _FLEXIBLE_ABORTED.pack(producer_id, first_offset, 0)
+                buf += _NO_PREFERRED_REPLICA
             else:
-                buf += _NO_FLEXIBLE_ABORTED
-            buf += _NO_PREFERRED_REPLICA
+                buf += _FLEXIBLE_PARTITION_PLAIN.pack(
+                    pd.partition,
+                    pd.error_code,
+                    pd.high_watermark,
+                    pd.last_stable_offset,
+                    pd.log_start_offset,
+                    1,
+                    -1,
+                )
             if records is None:
                 buf.append(1)  # empty, never null
             elif isinstance(records, (bytes, bytearray)):
