@@ -67,6 +67,7 @@ class TopicInfo:
     leaders: list[int]  # leader node per partition (-1: none)
     error: int = 0
     internal: bool = False  # Metadata v1+ says so; v0 brokers do not (names starting "__" are)
+    topic_id: bytes = NO_TOPIC_ID  # Metadata v10+ (KIP-516); all zeros: not known
 
     @property
     def partitions(self) -> int:
@@ -264,7 +265,8 @@ class Cluster:
                 for p in t.partitions:
                     if 0 <= p.partition_index < len(leaders):
                         leaders[p.partition_index] = p.leader_id if not p.error_code else -1
-                self.topics[t.name] = TopicInfo(t.name, leaders, 0, internal)
+                topic_id = bytes(t.topic_id) if version >= 10 else NO_TOPIC_ID
+                self.topics[t.name] = TopicInfo(t.name, leaders, 0, internal, topic_id)
             if topics is None:
                 known = {t.name for t in body.topics}
                 for name in list(self.topics):

@@ -75,7 +75,7 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 #: The versions hmb_client builds and parses, per API: :meth:`BrokerConnection.pick`'s
 #: default ``ours``, and the one place a version range of the client is written.  Every
 #: range reaches down to what a 0.8.2 broker serves, so the same code talks to old and
-#: new brokers.  Fetch's top is its newest non-flexible version; Produce stops at v11 (v12
+#: new brokers.  Fetch reaches v17 (v18 is a follower's); Produce stops at v11 (v12
 #: is a transaction coordinator's business, v13 names topics by id); ApiVersions, Metadata,
 #: FindCoordinator, the group APIs, the admin APIs and ListOffsets (whose special times grow
 #: with its versions) go as far as kproto declares and the client can honour:
@@ -85,7 +85,7 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 #: tests/hmb_client/test_versions_table.py.
 CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (0, 11),
-    ApiKey.FETCH: (0, 11),
+    ApiKey.FETCH: (0, 17),
     ApiKey.LIST_OFFSETS: (0, 11),
     ApiKey.METADATA: (0, 13),
     ApiKey.OFFSET_COMMIT: (1, 9),

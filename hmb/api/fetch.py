@@ -1,4 +1,4 @@
-"""Fetch v0-v11: record sets from many partitions, long-polling for ``min_bytes``.
+"""Fetch v0-v17: record sets from many partitions, long-polling for ``min_bytes``.
 
 The request waits (up to ``max_wait_ms``) until the partitions it reads hold
 at least ``min_bytes`` beyond the requested offsets.  Waiting is on the
@@ -24,6 +24,23 @@ What the versions change, and how this broker answers:
 * v9+ each partition's ``current_leader_epoch`` is checked
   (:mod:`hmb.api.leader_epoch`): FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH.
 * v11 preferred read replica -1: read from the leader (us).
+* v12 flexible.  A partition's ``last_fetched_epoch`` (when not -1) is
+  checked against the log's leader epochs as Kafka does: when that epoch
+  ends here before ``fetch_offset``, or a newer one began in its place, the
+  answer has no records and the tagged ``diverging_epoch`` (the epoch and
+  its end offset here) for the client to truncate to.  ``current_leader``
+  and ``snapshot_id`` stay at their defaults, left out: a single broker
+  leads every partition it has and keeps no Raft snapshots.
+* v13 names topics by id (:mod:`hmb.log.topic_ids`); an id the broker does
+  not know is UNKNOWN_TOPIC_ID for each of its partitions (so a topic
+  deleted and made again under its name is not read through its old id).
+* v14 (KIP-405, tiered storage) and v15 (KIP-903: a follower's
+  ``replica_state`` tagged instead of ``replica_id``) change nothing for a
+  consumer, which sends replica id -1; v16 adds the tagged
+  ``node_endpoints`` that come with a ``current_leader``, left out as it
+  is; v17's ``replica_directory_id`` (KIP-853) is a follower's.
+* v18 is not served: its request carries a follower's high watermark
+  (KIP-1166) for replication this broker does not do; clients use v17.
 * v0-v3 clients predate message format v2 and read MessageSets only:
   RecordBatches (magic 2) in the range are down-converted to magic 0 (v0-v1)
   or 1 (v2-v3) messages.  Whether a range needs it comes from what the log
@@ -50,12 +67,13 @@ from hmb.api.errors import error_code
 from hmb.api.leader_epoch import epoch_error
 from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
+from hmb.api.topic_keys import resolve
 from hmb.log.errors import OffsetOutOfRangeError
 from hmb.log.partition import PartitionLog
 from hmb.log.region import FileRegion
 from hmb.security.acl import Operation
 from kproto import ApiKey, CorruptRecordError, ErrorCode
-from kproto.fetch_fast import PartitionData, build_fetch_response
+from kproto.fetch_fast import FIRST_TOPIC_ID, PartitionData, build_fetch_response
 from kproto.records import downconvert
 from kproto.records.entry import LOG_OVERHEAD, entry_size, last_offset, max_magic
 
@@ -82,14 +100,21 @@ async def wait_any(events: list[trio.Event], deadline: float) -> None:
                 nursery.start_soon(waiter, ev)
 
 
-def _readable(ctx: RequestContext) -> set[str]:
-    """The topics of the request this connection may read (Read on the topic)."""
-    return topics_allowed(ctx, Operation.READ, (t.topic for t in ctx.request.body.topics))
+def _diverging(plog: PartitionLog, last_fetched_epoch: int, fetch_offset: int) -> tuple[int, int] | None:
+    """Where the log parted from a reader that last read ``last_fetched_epoch`` (v12+), or None."""
+    if last_fetched_epoch < 0:
+        return None
+    epoch, end_offset = plog.end_offset_for_epoch(last_fetched_epoch)
+    if end_offset < 0:  # an epoch newer than the log knows: nothing to say
+        return None
+    if epoch < last_fetched_epoch or end_offset < fetch_offset:
+        return epoch, end_offset
+    return None
 
 
 def _collect(
     ctx: RequestContext, stack: contextlib.ExitStack
-) -> tuple[list[tuple[str, Partitions]], int, bool, list[PartitionLog]]:
+) -> tuple[list[tuple[str | bytes, Partitions]], int, bool, list[PartitionLog]]:
     body = ctx.request.body
     version = ctx.request.version
     limit = body.max_bytes if version >= 3 else _NO_LIMIT
@@ -99,25 +124,32 @@ def _collect(
     total = 0
     errors = False
     logs: list[PartitionLog] = []
-    readable = None if ctx.services.authorizer is None else _readable(ctx)
-    for topic in body.topics:
+    named = resolve(ctx, body.topics, version >= FIRST_TOPIC_ID, "topic")
+    readable = None
+    if ctx.services.authorizer is not None:
+        readable = topics_allowed(ctx, Operation.READ, (name for _, name in named if name is not None))
+    for topic, (key, name) in zip(body.topics, named, strict=True):
         partitions: Partitions = []
         for p in topic.partitions:
-            if readable is not None and topic.topic not in readable:
+            if name is None:
+                partitions.append(PartitionData(p.partition, ErrorCode.UNKNOWN_TOPIC_ID, -1, None))
+                errors = True
+                continue
+            if readable is not None and name not in readable:
                 partitions.append(PartitionData(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, None))
                 errors = True
                 continue
-            if misdirected(ctx, topic.topic, p.partition):
+            if misdirected(ctx, name, p.partition):
                 partitions.append(PartitionData(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, None))
                 errors = True
                 continue
-            plog = ctx.logs.get(topic.topic, p.partition)
+            plog = ctx.logs.get(name, p.partition)
             if plog is None:
                 partitions.append(PartitionData(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, None))
                 errors = True
                 continue
             if (
-                refused := epoch_error(ctx, topic.topic, p.partition, getattr(p, "current_leader_epoch", -1))
+                refused := epoch_error(ctx, name, p.partition, getattr(p, "current_leader_epoch", -1))
             ) is not None:
                 partitions.append(PartitionData(p.partition, refused, -1, None))
                 errors = True
@@ -126,6 +158,14 @@ def _collect(
             hw = plog.high_watermark
             lso = plog.last_stable_offset
             start = plog.log_start_offset
+            if (
+                diverging := _diverging(plog, getattr(p, "last_fetched_epoch", -1), p.fetch_offset)
+            ) is not None:
+                partitions.append(
+                    PartitionData(p.partition, ErrorCode.NONE, hw, None, lso, start, None, diverging)
+                )
+                errors = True  # answered at once, as an error is: the client must truncate first
+                continue
             try:
                 region = stack.enter_context(
                     plog.read(
@@ -148,7 +188,7 @@ def _collect(
                 if committed:
                     aborted = plog.aborted_transactions(p.fetch_offset, lso, within=region)
             partitions.append(PartitionData(p.partition, ErrorCode.NONE, hw, region, lso, start, aborted))
-        topics.append((topic.topic, partitions))
+        topics.append((key, partitions))
     return topics, total, errors, logs
 
 
@@ -200,9 +240,12 @@ def _converted_past(plog: PartitionLog | None, data: bytes, to_magic: int, max_b
 
 
 async def _downconvert_all(
-    topics: list[tuple[str, Partitions]], version: int, logs: Callable[[str, int], PartitionLog | None]
+    topics: list[tuple[str | bytes, Partitions]],
+    version: int,
+    logs: Callable[[str, int], PartitionLog | None],
 ) -> None:
-    """Replace, in place, each region newer than what Fetch ``version`` reads by converted bytes."""
+    """Replace, in place, each region newer than what Fetch ``version`` reads by converted bytes
+    (v0-v3 only: their topics are names)."""
     to_magic = 0 if version <= 1 else 1
     for name, partitions in topics:
         for i, pd in enumerate(partitions):
@@ -220,13 +263,13 @@ async def _downconvert_all(
                 partitions[i] = PartitionData(pd.partition, code, pd.high_watermark, None)
                 continue
             if out == b"":
-                plog = logs(name, pd.partition)
+                plog = logs(str(name), pd.partition)
                 out = _converted_past(plog, region.read(), to_magic, max(region.length, 1))
             if out is not None:
                 partitions[i] = pd._replace(records=out)
 
 
-@handles(ApiKey.FETCH, versions=(0, 11))
+@handles(ApiKey.FETCH, versions=(0, 17))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     version = ctx.request.version

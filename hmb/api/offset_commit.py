@@ -1,4 +1,4 @@
-"""OffsetCommit v0-9: store a group's positions (durably, in ``__consumer_offsets``).
+"""OffsetCommit v0-10: store a group's positions (durably, in ``__consumer_offsets``).
 
 Who may commit is the group coordinator's call (Kafka's rules, see
 ``GroupCoordinator.check_commit``): generation -1 with an empty member id
@@ -17,17 +17,22 @@ generation as before (-1 with an empty member id: a simple commit), and, as
 Kafka 4 does from v9, a commit with a generation into a group the broker
 does not know (no members, no committed offsets) is answered
 GROUP_ID_NOT_FOUND (ILLEGAL_GENERATION before).
-Topic ids instead of names (v10) are not served yet.
+v10 names topics by id (:mod:`hmb.api.topic_keys`): an id the broker does
+not know is UNKNOWN_TOPIC_ID for each of its partitions; offsets are kept
+by topic name, so a client committing by id and one reading by name see
+the same positions.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hmb.api.authz import group_allowed, topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
+from hmb.api.topic_keys import TopicKey, key_field, resolve
 from hmb.groups.offsets import CommitEntry
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
@@ -35,7 +40,11 @@ from kproto import ApiKey, ErrorCode
 log = logging.getLogger(__name__)
 
 
-@handles(ApiKey.OFFSET_COMMIT, versions=(0, 9))
+TOPIC_IDS_VERSION = 10
+"""From this version the request names topics by id."""
+
+
+@handles(ApiKey.OFFSET_COMMIT, versions=(0, 10))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     services = ctx.services
@@ -56,26 +65,32 @@ async def handle(ctx: RequestContext) -> Reply:
             and body.group_id not in services.offsets.groups()
         ):
             group_error = ErrorCode.GROUP_ID_NOT_FOUND
-    codes: dict[tuple[str, int], int] = {}
+    codes: dict[tuple[TopicKey, int], int] = {}
     accepted: list[CommitEntry] = []
-    readable = topics_allowed(ctx, Operation.READ, (t.name for t in body.topics))
-    for topic in body.topics:
+    accepted_keys: list[tuple[TopicKey, int]] = []
+    by_id = ctx.request.version >= TOPIC_IDS_VERSION
+    named = resolve(ctx, body.topics, by_id)
+    readable = topics_allowed(ctx, Operation.READ, (name for _, name in named if name is not None))
+    for topic, (key, name) in zip(body.topics, named, strict=True):
         for p in topic.partitions:
             metadata = p.committed_metadata or ""
             code: int
             if group_error != ErrorCode.NONE:
                 code = group_error
-            elif topic.name not in readable:
+            elif name is None:
+                code = ErrorCode.UNKNOWN_TOPIC_ID
+            elif name not in readable:
                 code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            elif services.logs.get(topic.name, p.partition_index) is None:
+            elif services.logs.get(name, p.partition_index) is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif len(metadata.encode()) > max_meta:
                 code = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:
                 code = ErrorCode.NONE
+                accepted_keys.append((key, p.partition_index))
                 accepted.append(
                     CommitEntry(
-                        topic.name,
+                        name,
                         p.partition_index,
                         p.committed_offset,
                         metadata,
@@ -83,7 +98,7 @@ async def handle(ctx: RequestContext) -> Reply:
                         p.get("committed_leader_epoch", -1),
                     )
                 )
-            codes[(topic.name, p.partition_index)] = code
+            codes[(key, p.partition_index)] = code
     if accepted:
         try:
             await services.offsets.commit(
@@ -91,27 +106,32 @@ async def handle(ctx: RequestContext) -> Reply:
             )
         except OSError as exc:
             log.error("offset commit for group %s failed: %s", body.group_id, exc)
-            for entry in accepted:
-                codes[(entry.topic, entry.partition)] = ErrorCode.COORDINATOR_NOT_AVAILABLE
-    return commit_answer(body.topics, codes)
+            for k in accepted_keys:
+                codes[k] = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return commit_answer(body.topics, codes, [key for key, _ in named], key_field(by_id))
 
 
-def commit_answer(topics: Any, codes: dict[tuple[str, int], int]) -> dict[str, Any]:
+def commit_answer(
+    topics: Any,
+    codes: Mapping[tuple[Any, int], int],
+    keys: Sequence[TopicKey] | None = None,
+    field: str = "name",
+) -> dict[str, Any]:
     """The answer of an offset commit (OffsetCommit, TxnOffsetCommit): ``codes`` per partition
-    asked, in the request's order."""
+    asked, in the request's order; ``keys``: each topic's key (its name unless given, its id
+    from OffsetCommit v10) in ``codes`` and in the answer's ``field``."""
+    if keys is None:
+        keys = [topic.name for topic in topics]
     return {
         "throttle_time_ms": 0,
         "topics": [
             {
-                "name": topic.name,
+                field: key,
                 "partitions": [
-                    {
-                        "partition_index": p.partition_index,
-                        "error_code": codes[(topic.name, p.partition_index)],
-                    }
+                    {"partition_index": p.partition_index, "error_code": codes[(key, p.partition_index)]}
                     for p in topic.partitions
                 ],
             }
-            for topic in topics
+            for topic, key in zip(topics, keys, strict=True)
         ],
     }

@@ -26,6 +26,7 @@ class Control:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
         self.interceptor = Interceptor()
+        self.interceptor.topic_names = broker.logs.topics_by_id  # the live table, kept up to date by the log
         broker.dispatcher.interceptor = self.interceptor
         broker.control = self
 

@@ -12,6 +12,9 @@ Rules:
   and times, 0 for other numbers, empty arrays, empty or null strings.
 * The log is never touched: a refused Produce appends nothing, as a broker
   that is not the leader appends nothing.
+* A topic is named as the request names it: by name, or by its 16-byte id
+  in the versions that use ids (Fetch v13+, OffsetCommit v10), and echoed
+  the same way; resolving an id to a name is the caller's business.
 """
 
 from __future__ import annotations
@@ -51,17 +54,26 @@ ECHOES: dict[int, _Echo] = {
 _MINUS_ONE_HINTS = ("offset", "epoch", "timestamp", "_id", "leader", "_ms")
 
 
-def topic_partitions(request: Request) -> list[tuple[str, int | None]]:
-    """The (topic, partition) pairs a request names; partition None for topic-level APIs."""
+def _topic_key(topic: Any, name_field: str) -> str | bytes:
+    """A request's topic: its name, or its id where the version names topics by id."""
+    name = getattr(topic, name_field, None)
+    if name is None and getattr(topic, "topic_id", None) is not None:
+        return bytes(topic.topic_id)
+    return "" if name is None else str(name)
+
+
+def topic_partitions(request: Request) -> list[tuple[str | bytes, int | None]]:
+    """The (topic, partition) pairs a request names (a topic by name, or by id where the
+    version uses ids); partition None for topic-level APIs."""
     echo = ECHOES.get(request.api_key)
     body = request.body
     if request.api_key == ApiKey.DELETE_TOPICS:
         return [(name, None) for name in body.topic_names or ()]
     if echo is None:
         return []
-    out: list[tuple[str, int | None]] = []
+    out: list[tuple[str | bytes, int | None]] = []
     for topic in getattr(body, echo.req_topics, None) or ():
-        name = getattr(topic, echo.req_name)
+        name = _topic_key(topic, echo.req_name)
         if echo.req_partitions is None:
             out.append((name, None))
             continue
@@ -89,12 +101,13 @@ def error_reply(request: Request, error: int) -> dict[str, Any]:
     elif echo is None:
         skeleton = {"error_code": error}
     else:
-        by_topic: dict[str, list[int | None]] = {}
+        by_topic: dict[str | bytes, list[int | None]] = {}
         for name, part in topic_partitions(request):
             by_topic.setdefault(name, []).append(part)
         topics = []
         for name, parts in by_topic.items():
-            entry: dict[str, Any] = {echo.resp_name: name, "error_code": error}
+            field = "topic_id" if isinstance(name, bytes) else echo.resp_name
+            entry: dict[str, Any] = {field: name, "error_code": error}
             if echo.resp_partitions is not None:
                 entry[echo.resp_partitions] = [{echo.resp_index: p, "error_code": error} for p in parts]
             topics.append(entry)

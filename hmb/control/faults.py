@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,13 +65,17 @@ class Fault:
     topic: str | None = None
     partition: int | None = None
 
-    def matches(self, request: Request) -> bool:
+    def matches(self, request: Request, topic_names: Mapping[bytes, str] | None = None) -> bool:
+        """Whether this fault applies to ``request`` (``topic_names``: topic id -> name, for the
+        versions that name topics by id)."""
         if request.api_key != self.api_key or self.count <= 0:
             return False
         if self.topic is None:
             return True
+        names = topic_names or {}
         return any(
-            t == self.topic and (self.partition is None or p is None or p == self.partition)
+            (t if isinstance(t, str) else names.get(t)) == self.topic
+            and (self.partition is None or p is None or p == self.partition)
             for t, p in topic_partitions(request)
         )
 
@@ -102,6 +107,9 @@ class Interceptor:
         self.faults: list[Fault] = []
         self.requests: collections.deque[RequestRecord] = collections.deque(maxlen=REQUEST_LOG_SIZE)
         self.unavailable_until = float("-inf")
+        #: topic id -> name (the broker's own table, set by its Control): a fault names a
+        #: topic, a request of a newer version may name it by id
+        self.topic_names: Mapping[bytes, str] = {}
 
     # ---------------------------------------------------------------- arming (the test's side)
 
@@ -160,7 +168,7 @@ class Interceptor:
         )
         if trio.current_time() < self.unavailable_until:
             raise CloseConnection("broker made unavailable by the control API")
-        fault = next((f for f in self.faults if f.matches(request)), None)
+        fault = next((f for f in self.faults if f.matches(request, self.topic_names)), None)
         if fault is None:
             return None
         fault.count -= 1

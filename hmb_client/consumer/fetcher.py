@@ -24,7 +24,10 @@ Requests go out at the highest version the leader and this client share
 whole response (``fetch_max_bytes``), v4+ carries ``isolation_level`` (Kafka's
 default, read_uncommitted, unless configured), v7+ would use incremental
 fetch sessions: this client always sends session id 0 / epoch -1 (a full
-fetch each time, no session).  The record sets are read whatever their
+fetch each time, no session).  v12+ is flexible; v13+ names topics by id, the
+one the cluster's metadata (v10+) gave: a topic whose id is not known yet is
+fetched at v12 by name, and UNKNOWN_TOPIC_ID (the topic was deleted, maybe
+made again) refreshes the metadata like an unknown partition.  The record sets are read whatever their
 message format (:mod:`hmb_client.consumer.fetch_records`).
 """
 
@@ -36,7 +39,7 @@ from typing import Any
 
 import trio
 
-from hmb_client.cluster import Cluster
+from hmb_client.cluster import NO_TOPIC_ID, Cluster
 from hmb_client.consumer.config import ConsumerConfig
 from hmb_client.consumer.fetch_records import committed_records, next_fetch_offset
 from hmb_client.consumer.list_offsets import REFRESH_CODES, OffsetLookup
@@ -57,6 +60,7 @@ from kproto.records import read_records
 log = logging.getLogger(__name__)
 
 OffsetOutOfRangeError = error_for(ErrorCode.OFFSET_OUT_OF_RANGE)
+FETCH_BY_ID = 13  # from this Fetch version topics are named by id (KIP-516)
 BUFFERED_FETCHES = 2  # a partition is fetched while it holds less than this many responses' bytes
 #: Starts an I/O-thread task whose failure becomes the error ``poll()`` raises.
 Spawn = Callable[..., None]
@@ -150,6 +154,11 @@ class Fetcher:
             self._refreshing = False
             self.wakeup()
 
+    def _topic_id(self, topic: str) -> bytes:
+        """``topic``'s id from the cached metadata (all zeros: not known)."""
+        info = self._cluster.topics.get(topic)
+        return NO_TOPIC_ID if info is None else info.topic_id
+
     async def _fetch(self, leader: int, entries: list[tuple[PartitionState, int, int]]) -> None:
         """One Fetch to ``leader``; its records go to the partitions' buffers."""
         cfg = self._config
@@ -161,25 +170,33 @@ class Fetcher:
                         "partition": p.tp.partition,
                         "current_leader_epoch": -1,
                         "fetch_offset": offset,
+                        "last_fetched_epoch": -1,  # v12+: no divergence check (no epochs tracked)
                         "log_start_offset": -1,
                         "partition_max_bytes": cfg.max_partition_fetch_bytes,
                     }
                 )
-            body = {
-                "replica_id": -1,
-                "max_wait_ms": cfg.fetch_max_wait_ms,
-                "min_bytes": cfg.fetch_min_bytes,
-                "max_bytes": cfg.fetch_max_bytes,
-                "isolation_level": ISOLATION[cfg.isolation_level],
-                "session_id": 0,
-                "session_epoch": -1,  # no incremental fetch session: full fetches
-                "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-                "forgotten_topics_data": [],
-                "rack_id": "",
-            }
             try:
                 conn = await self._cluster.connection(leader)
                 version = conn.pick(ApiKey.FETCH)
+                ids = {t: self._topic_id(t) for t in topics}
+                if version >= FETCH_BY_ID and NO_TOPIC_ID in ids.values():
+                    version = conn.pick(ApiKey.FETCH, (0, FETCH_BY_ID - 1))  # a topic without a known id
+                by_id = version >= FETCH_BY_ID
+                body = {
+                    "replica_id": -1,
+                    "max_wait_ms": cfg.fetch_max_wait_ms,
+                    "min_bytes": cfg.fetch_min_bytes,
+                    "max_bytes": cfg.fetch_max_bytes,
+                    "isolation_level": ISOLATION[cfg.isolation_level],
+                    "session_id": 0,
+                    "session_epoch": -1,  # no incremental fetch session: full fetches
+                    "topics": [
+                        {"topic_id": ids[t], "partitions": ps} if by_id else {"topic": t, "partitions": ps}
+                        for t, ps in topics.items()
+                    ],
+                    "forgotten_topics_data": [],
+                    "rack_id": "",
+                }
                 response = await conn.request(
                     ApiKey.FETCH,
                     version,
@@ -197,7 +214,12 @@ class Fetcher:
             if version >= 7 and response.error_code:  # a request-level (session) error
                 raise error_for(response.error_code)(f"fetch from broker {leader}")
             committed = version >= 4 and cfg.isolation_level == "read_committed"
-            answers = {(t.topic, pd.partition_index): pd for t in response.responses for pd in t.partitions}
+            names = {topic_id: name for name, topic_id in ids.items()}
+            answers = {
+                (names.get(bytes(t.topic_id), "") if by_id else t.topic, pd.partition_index): pd
+                for t in response.responses
+                for pd in t.partitions
+            }
             for p, offset, epoch in entries:
                 pd = answers.get(p.tp)
                 if pd is not None:

@@ -19,7 +19,12 @@ from kproto import ApiKey, ErrorCode
 
 #: Partition errors after which the cached leader is wrong: metadata is refreshed.
 REFRESH_CODES = frozenset(
-    {ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE}
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.UNKNOWN_TOPIC_ID,  # Fetch v13+: the topic was deleted (and maybe made again)
+    }
 )
 
 

@@ -61,7 +61,7 @@ async def test_advertised_table(broker: InProcessBroker) -> None:
     resp = await broker.request(ApiKey.API_VERSIONS, 4, BODY)
     expected = {
         ApiKey.PRODUCE: (0, 11),
-        ApiKey.FETCH: (0, 11),
+        ApiKey.FETCH: (0, 17),
         ApiKey.LIST_OFFSETS: (0, 11),
         ApiKey.METADATA: (0, 13),
         ApiKey.FIND_COORDINATOR: (0, 6),

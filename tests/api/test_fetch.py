@@ -1,13 +1,19 @@
-"""Fetch v0-v11 in process: every version boundary, the size limits, down-conversion, long polls.
+"""Fetch v0-v17 in process: every version boundary, the size limits, down-conversion, long polls.
 
 v1 adds throttle_time_ms; v0-v1 clients read magic 0 and v2-v3 magic 1 only
 (RecordBatches are down-converted for them); v3 adds the response-wide
 max_bytes and the "first batch whole" rule; v4 isolation level, last stable
 offset and aborted transactions; v5 log_start_offset; v7 fetch sessions
-(always "no session" here); v11 the preferred read replica.  What can fail:
-a field missing at some version, RecordBatches reaching an old client
-unconverted, a limit ignored or a large first batch withheld, a long poll
-that sleeps instead of waking on an append.
+(always "no session" here); v11 the preferred read replica; v12 flexible,
+with a partition's ``last_fetched_epoch`` checked against the log's leader
+epochs (a reader whose epoch ended before its position gets no records but
+the tagged ``diverging_epoch``); v13+ topics by id, an unknown or stale id
+UNKNOWN_TOPIC_ID; v14-v17 answer as v13.  What can fail: a field missing at
+some version, RecordBatches reaching an old client unconverted, a limit
+ignored or a large first batch withheld, a long poll that sleeps instead of
+waking on an append, a topic answered under its name where the client sent
+an id, records handed to a reader that must truncate first, a stale id
+reading the new topic.
 """
 
 from __future__ import annotations
@@ -17,13 +23,15 @@ from typing import Any
 import pytest
 import trio
 
+from hmb.api import HANDLERS
 from kproto import ApiKey, ErrorCode
 from kproto.records import Compression, build_message_set, read_message_set, read_record_batches, read_records
 
-from .bodies import batch, fetch_one, fetch_req, produce_one
+from .bodies import batch, create, fetch_one, fetch_req, produce_one, spec
 from .harness import InProcessBroker, in_background
 
 FETCH = ApiKey.FETCH
+FLEXIBLE = range(12, 18)
 
 
 @pytest.mark.parametrize("version", range(12))
@@ -184,3 +192,91 @@ async def test_a_long_poll_ends_when_its_client_is_gone(broker: InProcessBroker)
         session.client_gone.set()
         await poll.result()
         assert trio.current_time() - started < 5
+
+
+# ---------------------------------------------------------------- v12+: flexible, topic ids
+
+
+def flexible_req(
+    version: int, topic: str | bytes, offset: int, last_fetched_epoch: int = -1
+) -> dict[str, Any]:
+    """A v12+ request for partition 0 of ``topic`` (a name up to v12, an id from v13)."""
+    body = fetch_req([("unused", 0, offset)])
+    [t] = body["topics"]
+    t["partitions"][0]["last_fetched_epoch"] = last_fetched_epoch
+    t.pop("topic")
+    t["topic" if version < 13 else "topic_id"] = topic
+    if version >= 15:
+        del body["replica_id"]  # a consumer's replica_state is the tagged default
+    return body
+
+
+def topic_id(b: InProcessBroker, topic: str) -> bytes:
+    return b.broker.logs.topic_ids[topic]
+
+
+def test_served_up_to_v17() -> None:
+    assert (HANDLERS[FETCH].min_version, HANDLERS[FETCH].max_version) == (0, 17)
+
+
+@pytest.mark.parametrize("version", FLEXIBLE)
+async def test_flexible_versions_read_by_name_then_by_id(broker: InProcessBroker, version: int) -> None:
+    topic = f"flex-v{version}"
+    await produce_one(broker, topic, batch([b"one", b"two"]))
+    key: str | bytes = topic if version < 13 else topic_id(broker, topic)
+    resp = await broker.request(FETCH, version, flexible_req(version, key, 0))
+    assert (resp.throttle_time_ms, resp.error_code, resp.session_id) == (0, 0, 0)
+    [t] = resp.responses
+    assert (t.topic if version < 13 else t.topic_id) == key
+    [p] = t.partitions
+    assert (p.error_code, p.high_watermark, p.last_stable_offset, p.log_start_offset) == (0, 2, 2, 0)
+    assert (p.aborted_transactions, p.preferred_read_replica) == ([], -1)
+    assert (p.tagged_fields["diverging_epoch"].epoch, p.tagged_fields["diverging_epoch"].end_offset) == (
+        -1,
+        -1,
+    )
+    assert [(r.offset, r.value) for r in read_records(p.records)] == [(0, b"one"), (1, b"two")]
+    if version >= 16:
+        assert resp.tagged_fields["node_endpoints"] == []
+
+
+async def test_an_unknown_or_stale_topic_id_reads_nothing(broker: InProcessBroker) -> None:
+    resp = await broker.request(FETCH, 13, flexible_req(13, b"\x05" * 16, 0))
+    [p] = resp.responses[0].partitions
+    assert (resp.responses[0].topic_id, p.error_code, p.records) == (
+        b"\x05" * 16,
+        ErrorCode.UNKNOWN_TOPIC_ID,
+        b"",
+    )
+    await create(broker, 4, spec("reborn", 1))
+    old = topic_id(broker, "reborn")
+    deleted = await broker.request(ApiKey.DELETE_TOPICS, 4, {"topic_names": ["reborn"], "timeout_ms": 1000})
+    assert deleted.responses[0].error_code == 0
+    await create(broker, 4, spec("reborn", 1))
+    await produce_one(broker, "reborn", batch([b"new"]))
+    assert topic_id(broker, "reborn") != old
+    resp = await broker.request(FETCH, 17, flexible_req(17, old, 0))
+    assert resp.responses[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_ID
+    resp = await broker.request(FETCH, 17, flexible_req(17, topic_id(broker, "reborn"), 0))
+    assert [r.value for r in read_records(resp.responses[0].partitions[0].records)] == [b"new"]
+
+
+async def test_a_reader_past_the_end_of_its_epoch_is_told_where_it_diverged(broker: InProcessBroker) -> None:
+    await produce_one(broker, "diverge", batch([b"a", b"b", b"c", b"d", b"e", b"f"]))
+    plog = broker.broker.logs.get("diverge", 0)
+    assert plog is not None
+    plog.epochs.assign(2, 4)  # a new leader's epoch 2 began at offset 4; epoch 1 never wrote here
+
+    async def fetch(offset: int, last_fetched_epoch: int) -> Any:
+        resp = await broker.request(FETCH, 12, flexible_req(12, "diverge", offset, last_fetched_epoch))
+        return resp.responses[0].partitions[0]
+
+    p = await fetch(5, 1)  # read epoch 1 up to offset 5: epoch 0 (the latest <= 1) ended at 4
+    assert p.error_code == 0 and p.records == b""
+    assert (p.tagged_fields["diverging_epoch"].epoch, p.tagged_fields["diverging_epoch"].end_offset) == (0, 4)
+    p = await fetch(7, 2)  # the current epoch, past the log end: it ends at 6
+    assert (p.tagged_fields["diverging_epoch"].epoch, p.tagged_fields["diverging_epoch"].end_offset) == (2, 6)
+    for offset, epoch in ((4, 0), (5, 2), (0, -1), (3, 9)):  # in step, no epoch, an epoch newer than the log
+        p = await fetch(offset, epoch)
+        assert p.tagged_fields["diverging_epoch"].epoch == -1, (offset, epoch)
+        assert offset in [r.offset for r in read_records(p.records)]  # the batch that holds it

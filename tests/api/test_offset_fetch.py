@@ -1,11 +1,12 @@
-"""OffsetFetch v0-v9 in process: a group's committed positions (-1 and no error when none).
+"""OffsetFetch v0-v10 in process: a group's committed positions (-1 and no error when none).
 
 v2 adds the top-level error code and "null topics = everything the group
 committed"; v3 throttle_time_ms; v5 the committed leader epoch; v6 is
 flexible; v7 asks for stable offsets (UNSTABLE_OFFSET_COMMIT while an open
 transaction commits one);
 v8 asks for several groups at once, each answered with its own error code;
-v9 adds the member id and epoch (not checked for a classic group).
+v9 adds the member id and epoch (not checked for a classic group); v10 (and
+OffsetCommit v10) names topics by id.
 What can fail: offsets lost across a restart, the "all" form missing
 partitions, metadata mangled.
 """
@@ -166,3 +167,31 @@ async def test_require_stable_waits_out_an_open_transactions_offset(
     assert await fetch(False) == (ErrorCode.NONE, -1)  # the last committed: none yet
     assert await p.end(True) == ErrorCode.NONE
     assert await fetch(True) == (ErrorCode.NONE, 7)
+
+
+async def test_v10_names_topics_by_id(group_broker: InProcessBroker, group: str) -> None:
+    """OffsetCommit and OffsetFetch v10 name topics by id; the offsets stay the topic's, so v9
+    reads by name what v10 committed by id; an unknown id is UNKNOWN_TOPIC_ID."""
+    b = group_broker
+    topic = group + ".ids"
+    await make_topic(b, topic)
+    topic_id, unknown = b.broker.logs.topic_ids[topic], b"\x09" * 16
+    body = commit_body(group, -1, "", topic, 5)
+    known = body["topics"][0]
+    known["topic_id"] = topic_id
+    del known["name"]
+    body["topics"].append({"topic_id": unknown, "partitions": known["partitions"]})
+    resp = await b.request(COMMIT, 10, body)
+    assert [(t.topic_id, [p.error_code for p in t.partitions]) for t in resp.topics] == [
+        (topic_id, [ErrorCode.NONE]),
+        (unknown, [ErrorCode.UNKNOWN_TOPIC_ID]),
+    ]
+    assert (await fetch_offset(b, group, topic, 9)).committed_offset == 5
+    asked = [{"topic_id": t, "partition_indexes": [0]} for t in (topic_id, unknown)]
+    got = fetched_topics(await b.request(FETCH_OFFSETS, 10, fetch_offsets_body(group, asked, 10)), 10)
+    assert [(t.topic_id, [(p.committed_offset, p.error_code) for p in t.partitions]) for t in got] == [
+        (topic_id, [(5, ErrorCode.NONE)]),
+        (unknown, [(-1, ErrorCode.UNKNOWN_TOPIC_ID)]),
+    ]
+    everything = fetched_topics(await b.request(FETCH_OFFSETS, 10, fetch_offsets_body(group, None, 10)), 10)
+    assert [(t.topic_id, [p.committed_offset for p in t.partitions]) for t in everything] == [(topic_id, [5])]

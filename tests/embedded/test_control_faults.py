@@ -198,3 +198,42 @@ def _empty_request(key: int, version: int) -> object:
             return []
 
     return Empty()
+
+
+def test_a_fault_named_by_topic_refuses_a_request_naming_it_by_id() -> None:
+    """Fetch v13+ (librdkafka sends v16) names the topic by id: a fault armed with the topic's name
+    still matches it, and the reply echoes the id, which the client's grammar reads."""
+    from hmb.control.error_replies import error_reply
+    from hmb.control.faults import Fault
+
+    topic_id = b"\x07" * 16
+    partition = {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1}
+    body = {
+        "max_wait_ms": 0,
+        "min_bytes": 0,
+        "max_bytes": 1,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [
+            {
+                "topic_id": topic_id,
+                "partitions": [{**partition, "log_start_offset": -1, "partition_max_bytes": 1}],
+            }
+        ],
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
+    request = kproto.decode_request(kproto.encode_request(ApiKey.FETCH, 16, 5, body, client_id="c"))
+    fault = Fault(ApiKey.FETCH, error=ErrorCode.NOT_LEADER_OR_FOLLOWER, topic="refetch", partition=0)
+    assert fault.matches(request, {topic_id: "refetch"})
+    assert not fault.matches(request, {topic_id: "another"})
+    reply = error_reply(request, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    decoded = kproto.decode_response(
+        ApiKey.FETCH, 16, kproto.encode_response(ApiKey.FETCH, 16, 5, reply)
+    ).body
+    [t] = decoded.responses
+    assert (t.topic_id, [(p.partition_index, p.error_code) for p in t.partitions]) == (
+        topic_id,
+        [(0, ErrorCode.NOT_LEADER_OR_FOLLOWER)],
+    )

@@ -5,9 +5,9 @@ grammar on generated inputs.  The parts of ``build_fetch_response`` (regions rea
 back) must be byte for byte ``kproto.encode_response`` of the same body, with records
 never null, the aborted transactions given (an empty list, never null, for none) and
 preferred read replica -1.  The
-versions come from kproto's registry, up to the fast path's ``MAX_VERSION`` (v0-v11,
-the classic layouts); the flexible versions kproto declares above it are refused
-with ``ValueError`` until the fast path encodes them (checked here too).
+versions are every one kproto's registry declares (the fast path's ``MAX_VERSION``
+must reach them): the classic layouts v0-v11 and the flexible v12+, where topics are
+ids from v13 and a partition's tagged ``diverging_epoch`` is written when given.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ import kproto
 from hmb.log.region import FileRegion
 from hmb.log.segment import LogSegment
 from kproto import ApiKey
-from kproto.fetch_fast import MAX_VERSION, PartitionData, build_fetch_response
+from kproto.fetch_fast import FIRST_FLEXIBLE, FIRST_TOPIC_ID, MAX_VERSION, PartitionData, build_fetch_response
 from kproto.registry import REQUESTS
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT16 = st.integers(-(2**15), 2**15 - 1)
 INT64 = st.integers(-(2**63), 2**63 - 1)
 TOPIC = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
-DECLARED = range(REQUESTS[ApiKey.FETCH].min_version, min(REQUESTS[ApiKey.FETCH].max_version, MAX_VERSION) + 1)
-BEYOND = range(MAX_VERSION + 1, REQUESTS[ApiKey.FETCH].max_version + 1)
+TOPIC_ID = st.binary(min_size=16, max_size=16)
+DECLARED = range(REQUESTS[ApiKey.FETCH].min_version, REQUESTS[ApiKey.FETCH].max_version + 1)
 
 
 def _records(r: Any) -> bytes:
@@ -41,32 +41,35 @@ def _records(r: Any) -> bytes:
     return r.read() if isinstance(r, FileRegion) else bytes(r)
 
 
+def _partition(pd: PartitionData, version: int) -> dict[str, Any]:
+    out = {
+        "partition_index": pd.partition,
+        "error_code": pd.error_code,
+        "high_watermark": pd.high_watermark,
+        "last_stable_offset": pd.last_stable_offset,
+        "log_start_offset": pd.log_start_offset,
+        "aborted_transactions": [
+            {"producer_id": pid, "first_offset": first} for pid, first in pd.aborted or []
+        ],
+        "preferred_read_replica": -1,
+        "records": _records(pd.records),
+    }
+    if version >= FIRST_FLEXIBLE and pd.diverging_epoch is not None:
+        epoch, end_offset = pd.diverging_epoch
+        out["tagged_fields"] = {"diverging_epoch": {"epoch": epoch, "end_offset": end_offset}}
+    return out
+
+
 def _body(
-    topics: list[tuple[str, list[PartitionData]]], throttle: int, error: int, session: int
+    topics: list[tuple[Any, list[PartitionData]]], throttle: int, error: int, session: int, version: int = 0
 ) -> dict[str, Any]:
+    key = "topic_id" if version >= FIRST_TOPIC_ID else "topic"
     return {
         "throttle_time_ms": throttle,
         "error_code": error,
         "session_id": session,
         "responses": [
-            {
-                "topic": name,
-                "partitions": [
-                    {
-                        "partition_index": pd.partition,
-                        "error_code": pd.error_code,
-                        "high_watermark": pd.high_watermark,
-                        "last_stable_offset": pd.last_stable_offset,
-                        "log_start_offset": pd.log_start_offset,
-                        "aborted_transactions": [
-                            {"producer_id": pid, "first_offset": first} for pid, first in pd.aborted or []
-                        ],
-                        "preferred_read_replica": -1,
-                        "records": _records(pd.records),
-                    }
-                    for pd in partitions
-                ],
-            }
+            {key: name, "partitions": [_partition(pd, version) for pd in partitions]}
             for name, partitions in topics
         ],
     }
@@ -83,17 +86,26 @@ def test_all_versions_match_construct_grammar(tmp_path: Path) -> None:
 
     records = st.one_of(st.none(), st.binary(max_size=200), region())
     aborted = st.one_of(st.none(), st.lists(st.tuples(INT64, INT64), max_size=3))
-    partition = st.builds(PartitionData, INT32, INT16, INT64, records, INT64, INT64, aborted)
-    topics = st.lists(st.tuples(TOPIC, st.lists(partition, max_size=4)), max_size=3)
+    diverging = st.one_of(st.none(), st.tuples(INT32, INT64))
+    partition = st.builds(PartitionData, INT32, INT16, INT64, records, INT64, INT64, aborted, diverging)
 
-    @given(st.sampled_from(DECLARED), INT32, topics, INT32, INT16, INT32)
-    def prop(version: int, cid: int, topics: Any, throttle: int, error: int, session: int) -> None:
+    @st.composite
+    def versioned(draw: st.DrawFn) -> tuple[int, list[tuple[Any, list[PartitionData]]]]:
+        version = draw(st.sampled_from(DECLARED))
+        key = TOPIC_ID if version >= FIRST_TOPIC_ID else TOPIC
+        return version, draw(st.lists(st.tuples(key, st.lists(partition, max_size=4)), max_size=3))
+
+    @given(versioned(), INT32, INT32, INT16, INT32)
+    def prop(drawn: Any, cid: int, throttle: int, error: int, session: int) -> None:
+        version, topics = drawn
         given_aborted = [pd.aborted or [] for _name, pds in topics for pd in pds]
         parts = build_fetch_response(
             cid, topics, version, throttle_time_ms=throttle, error_code=error, session_id=session
         )
         joined = b"".join(p.read() if isinstance(p, FileRegion) else p for p in parts)
-        assert joined == kproto.encode_response(1, version, cid, _body(topics, throttle, error, session))
+        assert joined == kproto.encode_response(
+            1, version, cid, _body(topics, throttle, error, session, version)
+        )
         decoded = kproto.decode_response(1, version, joined).body
         got = [p for t in decoded.responses for p in t.partitions]
         for p, expected in zip(got, given_aborted, strict=True):
@@ -109,14 +121,26 @@ def test_all_versions_match_construct_grammar(tmp_path: Path) -> None:
 
 def test_every_declared_version_is_encoded() -> None:
     """Each version kproto declares, explicitly (the property test draws them at random)."""
+    assert MAX_VERSION == DECLARED[-1], "the fast path encodes every version kproto declares"
     for version in DECLARED:
-        body = _body([("t", [PartitionData(0, 0, 5, b"")])], 0, 0, 0)
-        parts = build_fetch_response(3, [("t", [PartitionData(0, 0, 5, b"")])], version)
-        assert parts == [kproto.encode_response(1, version, 3, body)], version
+        topic = b"\x07" * 16 if version >= FIRST_TOPIC_ID else "t"
+        topics = [(topic, [PartitionData(0, 0, 5, b"")])]
+        parts = build_fetch_response(3, topics, version)
+        assert parts == [kproto.encode_response(1, version, 3, _body(topics, 0, 0, 0, version))], version
 
 
-def test_declared_versions_beyond_the_fast_path_are_refused() -> None:
-    """Fetch v12+ (flexible) is declared by the grammar; the fast path refuses it."""
-    for version in BEYOND:
+def test_the_wrong_kind_of_topic_or_an_unknown_version_is_refused() -> None:
+    """Names up to v12, 16-byte ids from v13: the other kind is a caller's bug, never sent."""
+    partitions = [PartitionData(0, 0, 5, b"")]
+    for version, topic in (
+        (FIRST_TOPIC_ID - 1, b"\x07" * 16),
+        (FIRST_TOPIC_ID, "t"),
+        (FIRST_TOPIC_ID, b"short"),
+    ):
         with pytest.raises(ValueError):
-            build_fetch_response(3, [("t", [PartitionData(0, 0, 5, b"")])], version)
+            build_fetch_response(3, [(topic, partitions)], version)
+    with pytest.raises(ValueError):
+        build_fetch_response(3, [("t", partitions)], 5)  # a name at v5 is fine ...
+        build_fetch_response(3, [(b"\x07" * 16, partitions)], 5)  # ... an id is not
+    with pytest.raises(ValueError):
+        build_fetch_response(3, [], MAX_VERSION + 1)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from broker_process import BrokerProcess
 
+from hmb_client.admin import Admin
 from hmb_client.consumer import Consumer, ConsumerConfig
 from hmb_client.errors import (
     IllegalStateError,
@@ -514,3 +515,19 @@ def test_kafka_python_and_librdkafka_producers_to_hmb_consumer(broker: BrokerPro
         got = consume(c, 2 * n)
     assert triples([r for r in got if r.topic == "kp"]) == expected(0, n, "kp")
     assert triples([r for r in got if r.topic == "rk"]) == expected(0, n, "rk")
+
+
+def test_a_topic_made_again_is_read_through_its_new_id(broker: BrokerProcess) -> None:
+    """Fetch v13+ names the topic by the id the metadata gave; once the topic is deleted and
+    made again, that id is UNKNOWN_TOPIC_ID: the consumer refreshes its metadata and reads the
+    new topic (its old position is out of range there: reset to earliest)."""
+    produce(broker, "reborn", 5)
+    with Consumer(broker.bootstrap, auto_offset_reset="earliest") as c:
+        c.assign([TopicPartition("reborn", 0)])
+        assert triples(consume(c, 5)) == expected(0, 5, "reborn")
+        with Admin(broker.bootstrap) as admin:
+            admin.delete_topic("reborn")
+            admin.create_topic("reborn", 1)
+        produce(broker, "reborn", 3, start=100)
+        got = consume(c, 3)
+        assert [(r.offset, r.value) for r in got] == [(i, _value(100 + i)) for i in range(3)]

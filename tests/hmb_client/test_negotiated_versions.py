@@ -1,8 +1,9 @@
 """hmb_client sends the newest version both sides speak, flexible ones included.
 
 The client's table (``CLIENT_VERSIONS``) reaches the newest versions of
-Produce (v11), ApiVersions, Metadata, FindCoordinator, the group APIs and
-OffsetCommit/OffsetFetch; against hmb, which serves them too, a producer, a
+Produce (v11), Fetch (v17, topics by id), ApiVersions, Metadata,
+FindCoordinator, the group APIs and OffsetCommit/OffsetFetch (v9: this
+client names topics); against hmb, which serves them too, a producer, a
 consumer in a group and the admin's group tools must use exactly those
 versions (read back from the broker's request log) and still work.  Against a broker that
 knows an older ApiVersions only, the client must ask again in a version the
@@ -30,6 +31,7 @@ from kproto import ApiKey, ErrorCode
 
 NEWEST = {
     ApiKey.PRODUCE: 11,
+    ApiKey.FETCH: 17,
     ApiKey.API_VERSIONS: 4,
     ApiKey.METADATA: 13,
     ApiKey.FIND_COORDINATOR: 6,
