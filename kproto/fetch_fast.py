@@ -56,6 +56,8 @@ import struct
 from collections.abc import Sequence
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
+from kproto.uvarint import uvarint_bytes
+
 __all__ = [
     "FIRST_FLEXIBLE",
     "FIRST_TOPIC_ID",
@@ -82,19 +84,6 @@ _FLEXIBLE_ABORTED = struct.Struct(">qqB")  # producer_id, first_offset, no tagge
 # array, never null) and preferred read replica -1
 _FLEXIBLE_PARTITION_PLAIN = struct.Struct(">ihqqqBi")
 _DIVERGING_EPOCH = struct.Struct(">BBiqB")  # tag 0, size 13, epoch, end_offset, no tagged fields
-_ONE_BYTE = [bytes((n,)) for n in range(0x80)]
-
-
-def _uvarint(value: int) -> bytes:
-    """``value`` as an unsigned varint (one byte below 128: the common case, from a table)."""
-    if value < 0x80:
-        return _ONE_BYTE[value]
-    raw = bytearray()
-    while value > 0x7F:
-        raw.append((value & 0x7F) | 0x80)
-        value >>= 7
-    raw.append(value)
-    return bytes(raw)
 
 
 class Region(Protocol):
@@ -204,7 +193,7 @@ def _topic_key(topic: str | bytes, version: int) -> bytes:
     if not isinstance(topic, str):
         raise ValueError(f"Fetch response v{version} names its topics")
     raw = topic.encode()
-    return _uvarint(len(raw) + 1) + raw
+    return uvarint_bytes(len(raw) + 1) + raw
 
 
 def _flexible(
@@ -221,11 +210,11 @@ def _flexible(
     buf += _I32.pack(correlation_id)
     buf.append(0)  # the response header's tagged fields
     buf += _I32.pack(throttle_time_ms) + _I16.pack(error_code) + _I32.pack(session_id)
-    buf += _uvarint(len(topics) + 1)
+    buf += uvarint_bytes(len(topics) + 1)
     total = 0
     for topic, partitions in topics:
         buf += _topic_key(topic, version)
-        buf += _uvarint(len(partitions) + 1)
+        buf += uvarint_bytes(len(partitions) + 1)
         for pd in partitions:
             records = pd.records
             aborted = pd.aborted
@@ -233,7 +222,7 @@ def _flexible(
                 buf += _FLEXIBLE_PARTITION_HEAD.pack(
                     pd.partition, pd.error_code, pd.high_watermark, pd.last_stable_offset, pd.log_start_offset
                 )
-                buf += _uvarint(len(aborted) + 1)
+                buf += uvarint_bytes(len(aborted) + 1)
                 for producer_id, first_offset in aborted:
                     buf += _FLEXIBLE_ABORTED.pack(producer_id, first_offset, 0)
                 buf += _NO_PREFERRED_REPLICA
@@ -250,10 +239,10 @@ def _flexible(
             if records is None:
                 buf.append(1)  # empty, never null
             elif isinstance(records, (bytes, bytearray)):
-                buf += _uvarint(len(records) + 1)
+                buf += uvarint_bytes(len(records) + 1)
                 buf += records
             else:
-                buf += _uvarint(records.length + 1)
+                buf += uvarint_bytes(records.length + 1)
                 parts.append(bytes(buf))
                 total += len(buf)
                 buf = bytearray()

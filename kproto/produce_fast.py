@@ -72,6 +72,7 @@ from typing import Any, NamedTuple
 
 from kproto import ApiKey, Request
 from kproto.codec import decode_response
+from kproto.uvarint import uvarint_bytes
 
 __all__ = [
     "MAX_VERSION",
@@ -147,21 +148,6 @@ def _no_tags(frame: bytes | bytearray, pos: int) -> int:
     if frame[pos] != 0:
         raise _Reject
     return pos + 1
-
-
-_ONE_BYTE = [bytes((n,)) for n in range(0x80)]
-
-
-def _uvarint_bytes(value: int) -> bytes:
-    """``value`` as an unsigned varint (one byte below 128: the common case, from a table)."""
-    if value < 0x80:
-        return _ONE_BYTE[value]
-    raw = bytearray()
-    while value > 0x7F:
-        raw.append((value & 0x7F) | 0x80)
-        value >>= 7
-    raw.append(value)
-    return bytes(raw)
 
 
 def decode_produce_request(frame: bytes | bytearray) -> Request | None:
@@ -375,12 +361,12 @@ def _flexible_response(
 ) -> None:
     """The v9+ body up to ``throttle_time_ms``, after a header without tagged fields."""
     out.append(0)  # the response header's tagged fields
-    out += _uvarint_bytes(len(responses) + 1)
+    out += uvarint_bytes(len(responses) + 1)
     for name, partitions in responses:
         raw = name.encode("utf-8")
-        out += _uvarint_bytes(len(raw) + 1)
+        out += uvarint_bytes(len(raw) + 1)
         out += raw
-        out += _uvarint_bytes(len(partitions) + 1)
+        out += uvarint_bytes(len(partitions) + 1)
         for index, code, base, start in partitions:
             stamp = log_append_times.get((name, index), -1) if log_append_times else -1
             out += _PARTITION_V5.pack(index, code, base, stamp, start)
@@ -464,21 +450,21 @@ def _flexible_request(
         append(b"\x00")
     else:
         raw = transactional_id.encode("utf-8")
-        append(_uvarint_bytes(len(raw) + 1))
+        append(uvarint_bytes(len(raw) + 1))
         append(raw)
     append(_I16_I32.pack(acks, timeout_ms))
-    append(_uvarint_bytes(len(topics) + 1))
+    append(uvarint_bytes(len(topics) + 1))
     for name, partitions in topics:
         raw = name.encode("utf-8")
-        append(_uvarint_bytes(len(raw) + 1))
+        append(uvarint_bytes(len(raw) + 1))
         append(raw)
-        append(_uvarint_bytes(len(partitions) + 1))
+        append(uvarint_bytes(len(partitions) + 1))
         for index, records in partitions:
             append(_I32.pack(index))
             if records is None:
                 append(b"\x00\x00")  # null records, no tagged fields
             else:
-                append(_uvarint_bytes(len(records) + 1))
+                append(uvarint_bytes(len(records) + 1))
                 append(records)
                 append(b"\x00")  # the partition's tagged fields
         append(b"\x00")  # the topic's tagged fields
