@@ -45,6 +45,9 @@ class TopicConfig:
     message_timestamp_before_max_ms: int = default_of("log.message.timestamp.before.max.ms")
     message_timestamp_after_max_ms: int = default_of("log.message.timestamp.after.max.ms")
     compression_type: str = default_of("compression.type")  # compression.type
+    segment_delete_delay_ms: int = default_of(
+        "log.segment.delete.delay.ms"
+    )  # file.delete.delay.ms (declared)
     min_insync_replicas: int = default_of("min.insync.replicas")  # (declared only)
 
     @classmethod

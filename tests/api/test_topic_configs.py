@@ -105,6 +105,7 @@ async def test_a_change_takes_effect_without_a_restart(broker: InProcessBroker) 
         ({"segment_bytes": "1"}, "segment.bytes"),
         ({"cleanup_policy": "foo"}, "cleanup.policy"),
         ({"delete_retention_ms": "-1"}, "delete.retention.ms"),
+        ({"file_delete_delay_ms": "-1"}, "file.delete.delay.ms"),
         ({"min_cleanable_dirty_ratio": "1.5"}, "min.cleanable.dirty.ratio"),
         ({"max_compaction_lag_ms": "0"}, "max.compaction.lag.ms"),
         ({"min_compaction_lag_ms": "10", "max_compaction_lag_ms": "5"}, "max.compaction.lag.ms"),
@@ -221,6 +222,14 @@ async def test_the_broker_setting_is_every_topics_default(make_broker: Any) -> N
     old = batch([b"a"], timestamps=[now - 3_600_000])
     assert (await produce_one(b, "lenient", old)).error_code == ErrorCode.INVALID_TIMESTAMP
     assert (await produce_one(b, "strict", batch([b"a"], timestamps=[now - 1000]))).error_code == 0
+
+
+async def test_file_delete_delay_is_accepted_and_kept(broker: InProcessBroker) -> None:
+    """Kafka's tools set it; hmb deletes at once (readers keep their descriptors) but keeps the value."""
+    got = await create(broker, 4, named_configs("delayed", **{"file.delete.delay.ms": "1000"}))
+    assert got["delayed"].error_code == ErrorCode.NONE
+    assert broker.broker.logs.config_of("delayed").segment_delete_delay_ms == 1000
+    assert broker.broker.logs.topic_configs.overrides("delayed") == {"file.delete.delay.ms": "1000"}
 
 
 async def test_an_out_of_range_setting_is_invalid_config(broker: InProcessBroker) -> None:

@@ -38,6 +38,7 @@ KAFKA_TOPIC_NAMES = {
     "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
     "compression.type": "compression.type",
     "min.insync.replicas": "min.insync.replicas",
+    "log.segment.delete.delay.ms": "file.delete.delay.ms",
     "log.cleaner.delete.retention.ms": "delete.retention.ms",
     "log.cleaner.min.compaction.lag.ms": "min.compaction.lag.ms",
     "log.cleaner.max.compaction.lag.ms": "max.compaction.lag.ms",

@@ -220,6 +220,19 @@ PROPERTIES: tuple[Property, ...] = (
         choices=("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
     ),
     Property(
+        "log.segment.delete.delay.ms",
+        LONG,
+        60_000,
+        "How long Kafka keeps a deleted segment's files so that readers can finish; hmb "
+        "removes them at once, since a reader keeps reading through the descriptor it holds.",
+        LOG,
+        attr="segment_delete_delay_ms",
+        topic="file.delete.delay.ms",
+        at_least=0,
+        unit="ms",
+        acted_on=False,
+    ),
+    Property(
         "min.insync.replicas",
         INT,
         1,
