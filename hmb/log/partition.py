@@ -8,8 +8,10 @@ Rules of this module:
 * Offsets are assigned here, inside the partition's MVar, together with the
   append: two producers can never be given the same offset, and an append
   that fails (corrupt input, disk full) assigns nothing.
-* On one broker the high watermark is the log end offset: an append is
-  visible to fetches as soon as it is written.
+* Alone (or with one replica) the high watermark is the log end offset: an
+  append is visible to fetches as soon as it is written.  Replication sets
+  it lower (:meth:`PartitionLog.set_high_watermark`): consumers read up to
+  it, followers (``replica=True``) up to the log end.
 * Readers get file regions (:mod:`hmb.log.region`), not bytes: the network
   layer sends them with ``os.sendfile``.  The segment stays open while
   pinned by a reader.
@@ -110,6 +112,7 @@ class PartitionLog:
         "_clean",
         "_directory",
         "_epochs",
+        "_high_watermark",
         "_load_lock",
         "_producers",
         "_segments",
@@ -141,6 +144,9 @@ class PartitionLog:
         self._producers: ProducerStateManager | None = None
         self._txns: PartitionTransactions | None = None
         self._epochs: LeaderEpochCache | None = None  # read with the segments (see load)
+        # None: the high watermark is the log end (alone, or one replica); a replicated
+        # partition's leader and followers set it (set_high_watermark)
+        self._high_watermark: int | None = None
         self.deleted = False
         #: where DeleteRecords moved the log's start (0: the first segment's base decides)
         self.deleted_before = 0
@@ -302,9 +308,27 @@ class PartitionLog:
         return max(self.segments.first.base_offset, self.deleted_before)
 
     @property
-    def high_watermark(self) -> int:
-        """Next offset to be written (= log end offset on a single broker)."""
+    def log_end_offset(self) -> int:
+        """The next offset to be written."""
         return self.active.next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        """The end of what consumers may read: the log end offset unless replication set it
+        lower (the offset every in-sync replica holds), never past the log end."""
+        log_end = self.active.next_offset
+        hw = self._high_watermark
+        return log_end if hw is None else min(hw, log_end)
+
+    def set_high_watermark(self, offset: int | None) -> None:
+        """Make ``offset`` the high watermark (``None``: follow the log end again, as alone).
+
+        Readers waiting for new records are woken when it moves forward: what
+        they may read grew even though nothing was appended."""
+        old = self.high_watermark
+        self._high_watermark = offset
+        if self.high_watermark > old:
+            self._wake_readers()
 
     @property
     def size_bytes(self) -> int:
@@ -530,7 +554,7 @@ class PartitionLog:
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """``(epoch, end offset)`` of leader epoch ``epoch`` here (OffsetForLeaderEpoch)."""
-        log_end = self.high_watermark  # reads the files (and the epochs) if not yet read
+        log_end = self.log_end_offset  # reads the files (and the epochs) if not yet read
         # a new partition's one epoch is answered without making its cache (clients ask for every one)
         epochs = self._epochs or LeaderEpochCache(self.directory, [(LEADER_EPOCH, 0)])
         return epochs.end_offset_for(epoch, log_end)
@@ -583,7 +607,13 @@ class PartitionLog:
 
     @contextmanager
     def read(
-        self, offset: int, max_bytes: int, *, min_one: bool = False, end_offset: int | None = None
+        self,
+        offset: int,
+        max_bytes: int,
+        *,
+        min_one: bool = False,
+        end_offset: int | None = None,
+        replica: bool = False,
     ) -> Iterator[FileRegion | None]:
         """The file region starting at the entry holding ``offset``, at most ``max_bytes`` long.
 
@@ -594,9 +624,10 @@ class PartitionLog:
         that holds it.  Yields ``None`` when ``offset`` is the high watermark
         or at or past ``end_offset`` (nothing yet); raises
         :class:`OffsetOutOfRangeError` outside the log.  The region is valid
-        while the context is open.
+        while the context is open.  A ``replica`` (a follower copying the log)
+        reads up to the log end instead of the high watermark.
         """
-        hw = self.high_watermark
+        hw = self.log_end_offset if replica else self.high_watermark
         if offset < self.log_start_offset or offset > hw:
             raise OffsetOutOfRangeError(
                 f"offset {offset} outside [{self.log_start_offset}, {hw}] of {self.topic}-{self.partition}"
@@ -670,7 +701,7 @@ class PartitionLog:
         """Flush and close the files; the producer state goes to its snapshot."""
         if self._segments is not None and not self.deleted:
             try:
-                write_snapshot(self.directory, self.producers, self.txns, self.high_watermark)
+                write_snapshot(self.directory, self.producers, self.txns, self.log_end_offset)
             except OSError as exc:  # the next start rebuilds it from the log
                 log.warning("cannot write the producer state of %s-%d: %s", self.topic, self.partition, exc)
         for seg in (self._segments or {}).values():  # never read: nothing to close
