@@ -9,18 +9,18 @@ exceptions and see the cluster as Kafka's.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 from broker_process import BrokerProcess
-from wire import WireClient
+from wire import WireClient, partitions_of
+from wire import metadata as md
+from wire import produce_value as produce
 
 from kproto import ApiKey
-from kproto.records import RecordBatchBuilder, read_records
+from kproto.records import read_records
 
 pytestmark = pytest.mark.interop
 
-METADATA = ApiKey.METADATA
 
 
 @pytest.fixture(scope="module")
@@ -33,34 +33,6 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
 def wc(shared: BrokerProcess) -> Iterator[WireClient]:
     with WireClient(shared.bootstrap) as c:
         yield c
-
-
-def partitions_of(c: WireClient, topic: str) -> int | None:
-    body = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
-    t = c.request(ApiKey.METADATA, 4, body).topics[0]
-    return None if t.error_code else len(t.partitions)
-
-
-def produce(c: WireClient, topic: str, value: bytes, partition: int = 0) -> Any:
-    b = RecordBatchBuilder()
-    b.append(None, value)
-    body = {
-        "transactional_id": None,
-        "acks": 1,
-        "timeout_ms": 1000,
-        "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": b.build()}]}],
-    }
-    return c.request(ApiKey.PRODUCE, 8, body).responses[0].partition_responses[0]
-
-
-def md(c: WireClient, version: int, topics: list[str] | None, *, auto: bool = True) -> Any:
-    body = {
-        "topics": None if topics is None else [{"name": t} for t in topics],
-        "allow_auto_topic_creation": auto,
-        "include_cluster_authorized_operations": False,
-        "include_topic_authorized_operations": False,
-    }
-    return c.request(METADATA, version, body)
 
 
 def cluster_id_on_disk(broker: BrokerProcess) -> str:

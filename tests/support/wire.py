@@ -97,3 +97,31 @@ def fetch_body(
 
 def metadata_body(*topics: str) -> dict[str, Any]:
     return {"topics": [{"name": t} for t in topics]}
+
+
+def partitions_of(c: WireClient, topic: str) -> int | None:
+    """How many partitions ``topic`` has (Metadata v4, no auto-creation); None when it does not exist."""
+    body = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
+    t = c.request(kproto.ApiKey.METADATA, 4, body).topics[0]
+    return None if t.error_code else len(t.partitions)
+
+
+def produce_value(c: WireClient, topic: str, value: bytes, partition: int = 0) -> Any:
+    """Produce one record holding ``value`` (Produce v8, acks=1); the partition's response."""
+    from kproto.records import RecordBatchBuilder
+
+    b = RecordBatchBuilder()
+    b.append(None, value)
+    body = produce_body(topic, partition, b.build()) | {"transactional_id": None}
+    return c.request(kproto.ApiKey.PRODUCE, 8, body).responses[0].partition_responses[0]
+
+
+def metadata(c: WireClient, version: int, topics: list[str] | None, *, auto: bool = True) -> Any:
+    """A Metadata request of ``version`` (``topics`` None: every topic)."""
+    body = {
+        "topics": None if topics is None else [{"name": t} for t in topics],
+        "allow_auto_topic_creation": auto,
+        "include_cluster_authorized_operations": False,
+        "include_topic_authorized_operations": False,
+    }
+    return c.request(kproto.ApiKey.METADATA, version, body)

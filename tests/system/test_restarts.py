@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 from broker_process import BrokerProcess
-from wire import WireClient
+from wire import WireClient, partitions_of
+from wire import metadata as md
+from wire import produce_value as produce
 from wire_groups import LIST, commit, fetch_offset, heartbeat, make_topic, stable_member
 
 from kproto import ApiKey, ErrorCode
-from kproto.records import RecordBatchBuilder
 
-CREATE, DELETE, METADATA = ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS, ApiKey.METADATA
+CREATE, DELETE = ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS
 INIT_PID = ApiKey.INIT_PRODUCER_ID
 
 
@@ -63,34 +64,6 @@ def delete(c: WireClient, version: int, *names: str) -> dict[str, int]:
     if version >= 1:
         assert resp.throttle_time_ms == 0
     return {r.name: r.error_code for r in resp.responses}
-
-
-def partitions_of(c: WireClient, topic: str) -> int | None:
-    body = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
-    t = c.request(ApiKey.METADATA, 4, body).topics[0]
-    return None if t.error_code else len(t.partitions)
-
-
-def produce(c: WireClient, topic: str, value: bytes, partition: int = 0) -> Any:
-    b = RecordBatchBuilder()
-    b.append(None, value)
-    body = {
-        "transactional_id": None,
-        "acks": 1,
-        "timeout_ms": 1000,
-        "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": b.build()}]}],
-    }
-    return c.request(ApiKey.PRODUCE, 8, body).responses[0].partition_responses[0]
-
-
-def md(c: WireClient, version: int, topics: list[str] | None, *, auto: bool = True) -> Any:
-    body = {
-        "topics": None if topics is None else [{"name": t} for t in topics],
-        "allow_auto_topic_creation": auto,
-        "include_cluster_authorized_operations": False,
-        "include_topic_authorized_operations": False,
-    }
-    return c.request(METADATA, version, body)
 
 
 def test_producer_ids_unique_across_restarts(make_broker: Any, tmp_path: Path) -> None:
