@@ -37,7 +37,7 @@ from typing import Any
 from construct import Container
 
 from kproto import primitives as p
-from kproto.primitives import TaggedFields
+from kproto.primitives import TaggedFields, shared_default
 from kproto.schema import (
     Array,
     Bytes,
@@ -157,14 +157,18 @@ class _Gen:
         return key
 
 
-def _literal(default: Any) -> str:
-    """Source that builds a fresh copy of a tagged field's default, as the grammar hands it out."""
+def _literal(g: _Gen, default: Any) -> str:
+    """Source for a tagged field's default as the grammar hands it out: the shared
+    read-only struct (:func:`kproto.primitives.shared_default`) or a fresh copy."""
     if isinstance(default, tuple):
-        return "[" + ", ".join(_literal(d) for d in default) + "]"
+        return "[" + ", ".join(_literal(g, d) for d in default) + "]"
     if isinstance(default, dict) and not default:
         return "{}"  # an empty tagged-fields dict
+    shared = shared_default(default)
+    if shared is not None:
+        return g.const("dflt", shared)
     if isinstance(default, dict):
-        return "Container({" + ", ".join(f"{k!r}: {_literal(v)}" for k, v in default.items()) + "})"
+        return "Container({" + ", ".join(f"{k!r}: {_literal(g, v)}" for k, v in default.items()) + "})"
     if default is None or isinstance(default, (bool, int, float, str, bytes)):
         return repr(default)
     raise _Unsupported(default)
@@ -309,7 +313,7 @@ def _d_struct(g: _Gen, ind: int, target: str, fields: Sequence[Field], version: 
         con_name = g.const("tfc", TaggedFields(tagged))
         g.emit(ind, "if data[pos] == 0:")
         g.emit(ind + 1, "pos += 1")
-        defaults = [f"{name!r}: {_literal(default)}" for name, _, default in tagged.values()]
+        defaults = [f"{name!r}: {_literal(g, default)}" for name, _, default in tagged.values()]
         g.emit(ind + 1, f"{tf} = {{{', '.join(defaults)}}}")
         g.emit(ind, "else:")
         g.emit(ind + 1, f"{tf}, pos = _read_tags({con_name}, data, pos)")

@@ -469,6 +469,54 @@ def _fresh(default: Any) -> Any:
     return default
 
 
+class ReadOnlyContainer(Container):
+    """A struct-typed tagged field's default, shared by every decode that lacks the field.
+
+    A Fetch response's partition carries three such fields (diverging epoch,
+    current leader, snapshot id), absent from nearly every frame: building
+    fresh Containers for them cost half of decoding the whole response.  One
+    shared value per declaration costs nothing, and refusing changes keeps
+    one decode's edit from showing up in every other: copy it
+    (``Container(value)``) to change it.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        for key, value in items.items():
+            dict.__setitem__(self, key, value)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a tagged field's default is shared and read-only: copy it to change it")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> Any:  # copies and pickles are ordinary, mutable Containers
+        return (Container, (dict(self),))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Container:
+        import copy
+
+        return Container({k: copy.deepcopy(v, memo) for k, v in self.items()})
+
+
+def shared_default(default: Any) -> ReadOnlyContainer | None:
+    """The shared read-only form of a struct default holding only scalars and empty
+    tagged fields, or None: then each decode gets a fresh copy (:func:`_fresh`)."""
+    if not isinstance(default, dict) or not default:
+        return None
+    items: dict[str, Any] = {}
+    for key, value in default.items():
+        if isinstance(value, dict):
+            if value:
+                return None
+            value = ReadOnlyContainer({})
+        elif not (value is None or isinstance(value, (bool, int, float, str, bytes))):
+            return None
+        items[key] = value
+    return ReadOnlyContainer(items)
+
+
 def _is_default(value: Any, default: Any) -> bool:
     """Whether a tagged field holds its default (then it is not written).
 
@@ -509,10 +557,14 @@ class TaggedFields(_Linked):
         self.flagbuildnone = True  # building may omit the key: no tagged fields
         self.known = dict(sorted((known or {}).items()))
         self.by_name = {name: (tag, con, default) for tag, (name, con, default) in self.known.items()}
+        self._shared = {name: shared_default(default) for name, _, default in self.known.values()}
 
     def _read(self, stream: BinaryIO) -> dict[Any, Any]:
         count = read_uvarint(stream, 32)
-        out: dict[Any, Any] = {name: _fresh(default) for name, _, default in self.known.values()}
+        out: dict[Any, Any] = {}
+        for name, _, default in self.known.values():
+            shared = self._shared[name]
+            out[name] = _fresh(default) if shared is None else shared
         last = -1
         for _ in range(count):
             tag = read_uvarint(stream, 32)

@@ -13,6 +13,7 @@ message the registry declares (and the request and response headers):
 
 from __future__ import annotations
 
+import copy
 import io
 from typing import Any
 
@@ -29,6 +30,7 @@ from kproto_strategies import (
     plain,
 )
 
+import kproto
 from kproto.fastcodec import fast_decoder, fast_encoder
 from kproto.headers import REQUEST_HEADER, RESPONSE_HEADER
 from kproto.schema import Message
@@ -96,3 +98,59 @@ def test_damaged_bytes_fail_or_agree_with_the_grammar(
     grammar = _grammar_decode(msg, version, bytes(damaged))
     assert grammar is not None, "the fast decoder accepted what the grammar refuses"
     assert plain(value) == plain(grammar)
+
+
+def _fetch_partition(frame: bytes) -> Any:
+    return kproto.decode_response(1, 16, frame).body.responses[0].partitions[0]
+
+
+def _fetch_frame(tagged: dict[str, Any]) -> bytes:
+    partition = {
+        "partition_index": 0,
+        "error_code": 0,
+        "high_watermark": 5,
+        "last_stable_offset": 5,
+        "log_start_offset": 0,
+        "aborted_transactions": None,
+        "preferred_read_replica": -1,
+        "records": b"",
+        "tagged_fields": tagged,
+    }
+    body = {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "session_id": 0,
+        "responses": [{"topic_id": bytes(16), "partitions": [partition]}],
+    }
+    return kproto.encode_response(1, 16, 7, body)
+
+
+@pytest.mark.parametrize("path", ["fast", "grammar"])
+def test_absent_struct_tagged_fields_are_one_shared_read_only_default(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Fetch partition's current_leader / diverging_epoch / snapshot_id are absent from
+    nearly every frame: both decoders hand out one shared, read-only default for them."""
+    if path == "grammar":
+        monkeypatch.setattr("kproto.codec.fast_decoder", lambda *a: None)
+    frame = _fetch_frame({})
+    first, second = _fetch_partition(frame), _fetch_partition(frame)
+    leader = first.tagged_fields["current_leader"]
+    assert leader == {"leader_id": -1, "leader_epoch": -1, "tagged_fields": {}}
+    assert leader is second.tagged_fields["current_leader"]
+    with pytest.raises(TypeError, match="read-only"):
+        leader["leader_id"] = 3
+    with pytest.raises(TypeError, match="read-only"):
+        leader.leader_epoch = 3
+    assert leader.leader_id == -1 and second.tagged_fields["current_leader"].leader_id == -1
+    changed = copy.deepcopy(leader)  # a copy is an ordinary Container
+    changed.leader_id = 3
+    assert changed.leader_id == 3 and leader.leader_id == -1
+
+
+def test_present_struct_tagged_field_is_decoded_not_shared() -> None:
+    frame = _fetch_frame({"current_leader": {"leader_id": 2, "leader_epoch": 9}})
+    leader = _fetch_partition(frame).tagged_fields["current_leader"]
+    assert (leader.leader_id, leader.leader_epoch) == (2, 9)
+    leader.leader_id = 4  # decoded from the frame: the caller's own
+    assert leader.leader_id == 4
