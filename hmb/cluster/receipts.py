@@ -84,7 +84,7 @@ class ZkReceipts:
 
     def write(self, topic: str, lines: Iterable[str]) -> None:
         """Queue one create per receipt line (non-blocking)."""
-        path = layout.receipt_prefix(topic)
+        path = self.zk.chroot + layout.receipt_prefix(topic)  # kazoo's own calls add the chroot
         for line in lines:
             result = self.zk.handler.async_result()
             result.rawlink(self._done)
