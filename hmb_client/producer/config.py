@@ -69,6 +69,7 @@ class ProducerConfig(SecuritySettings):
     reconnect_backoff_ms: int = 50
     reconnect_backoff_max_ms: int = 1000
     # rAck (acks="rack"): the monitor's settings, the design's values by default
+    rack_monitor: str | None = None  # HOST:PORT of an `hmb rack-monitor`; None: in this process
     rack_zookeeper_connect: str | None = None  # the cluster's ZooKeeper: receipts are znodes there
     rack_backup_slots: int = 15_000  # the circular list's slots at start
     rack_backup_max_slots: int = 1_000_000  # how far the list may grow

@@ -8,6 +8,8 @@ Rules:
 * The origin that receipts name is the producer's ``client_id``.  Without an
   explicit one it is ``hmb-rack-`` and eight random hex digits, so that two
   rAck producers never read each other's receipts.
+* The monitor runs in this process, or in an ``hmb rack-monitor`` named by
+  ``rack_monitor`` (:mod:`hmb_client.rack.remote`).
 * :meth:`RackProducer.flush` returns once every record sent so far was
   confirmed by a receipt or resent and acknowledged (:meth:`Monitor.flush`);
   records the monitor could not get acknowledged within the timeout raise
@@ -32,6 +34,7 @@ from hmb_client.producer.batches import FutureRecordMetadata, Headers, as_bytes
 from hmb_client.producer.producer import Producer
 from hmb_client.rack.backups import Backup
 from hmb_client.rack.monitor import Monitor
+from hmb_client.rack.remote import RemoteMonitor
 from hmb_client.security import SecuritySettings
 
 __all__ = ["ID_HEADER", "RackProducer"]
@@ -53,17 +56,21 @@ class RackProducer(Producer):
         self._key_serializer = self._value_serializer = None  # applied here, once, for the backup
         self._ids = itertools.count()
         self._watched: set[str] = set()
-        security = {f.name: getattr(cfg, f.name) for f in fields(SecuritySettings)}
-        self.monitor = Monitor(
-            bootstrap_servers,
-            cfg.client_id,
-            slots=cfg.rack_backup_slots,
-            max_slots=cfg.rack_backup_max_slots,
-            retry_interval_ms=cfg.rack_retry_interval_ms,
-            receipt_wait_ms=cfg.rack_receipt_wait_ms,
-            zookeeper_connect=cfg.rack_zookeeper_connect,
-            resend_config={**security, "client_id": f"{cfg.client_id}-resend"},
-        )
+        self.monitor: Monitor | RemoteMonitor
+        if cfg.rack_monitor:
+            self.monitor = RemoteMonitor(cfg.rack_monitor, cfg.client_id)
+        else:
+            security = {f.name: getattr(cfg, f.name) for f in fields(SecuritySettings)}
+            self.monitor = Monitor(
+                bootstrap_servers,
+                cfg.client_id,
+                slots=cfg.rack_backup_slots,
+                max_slots=cfg.rack_backup_max_slots,
+                retry_interval_ms=cfg.rack_retry_interval_ms,
+                receipt_wait_ms=cfg.rack_receipt_wait_ms,
+                zookeeper_connect=cfg.rack_zookeeper_connect,
+                resend_config={**security, "client_id": f"{cfg.client_id}-resend"},
+            )
 
     def send(
         self,

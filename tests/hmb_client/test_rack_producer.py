@@ -13,11 +13,14 @@ is not a Producer.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 from broker_process import InProcessBroker
 
+from bench.hmb_process import free_port
 from hmb_client import Producer
 from hmb_client.producer.producer import Producer as PlainProducer
 from hmb_client.rack.producer import RackProducer
@@ -104,3 +107,50 @@ def test_two_rack_producers_read_only_their_own_receipts(broker: InProcessBroker
 def test_bad_acks_values_are_refused_by_the_client() -> None:
     with pytest.raises(ValueError, match="'rack'"):
         Producer(bootstrap_servers="127.0.0.1:1", acks="sometimes")
+
+
+def test_a_standalone_monitor_serves_producers_of_other_processes(broker: InProcessBroker) -> None:
+    """``hmb rack-monitor`` as a process; two producers use it, one loses requests."""
+    broker.create_topic("rack-remote", 2)
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hmb_cmd",
+            "rack-monitor",
+            "--bootstrap-server",
+            broker.bootstrap,
+            "--port",
+            str(port),
+            "--retry-interval-ms",
+            "200",
+            "--receipt-wait-ms",
+            "2000",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "listening on" in proc.stdout.readline()  # ready: the line comes after the bind
+        settings = {"rack_monitor": f"127.0.0.1:{port}", "linger_ms": 2}
+        with (
+            Producer(bootstrap_servers=broker.bootstrap, acks="rack", client_id="remote-a", **settings) as a,
+            Producer(bootstrap_servers=broker.bootstrap, acks="rack", client_id="remote-b", **settings) as b,
+        ):
+            for i in range(1000):
+                if i == 200:
+                    broker.inject("Produce", count=2, drop=True)
+                a.send("rack-remote", b"a%d" % i)
+                b.send("rack-remote", b"b%d" % i)
+            a.flush(timeout=60)
+            b.flush(timeout=60)
+            stats = [a.monitor.stats, b.monitor.stats]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    values = {r["value"] for p in range(2) for r in broker.records("rack-remote", p)}
+    assert values >= {b"a%d" % i for i in range(1000)} | {b"b%d" % i for i in range(1000)}
+    assert sum(s.resent for s in stats) > 0  # the dropped requests' records came back as resends
+    assert all(s.confirmed + s.resent_acknowledged >= 1000 for s in stats)
