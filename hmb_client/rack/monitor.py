@@ -103,13 +103,13 @@ class Monitor:
         for old in lost:
             self._resend(old)
 
-    def confirm(self, topic: str, rid: str) -> None:
-        """A receipt of this monitor's origin (called by the receipts source)."""
+    def confirm(self, receipts: list[tuple[str, str]]) -> None:
+        """Receipts (topic, id) of this monitor's origin (called by the receipts source)."""
         with self._lock:
-            if self._backups.confirm(topic, rid):
-                self.stats.confirmed += 1
-                if not self._backups.unconfirmed:
-                    self._lock.notify_all()
+            confirm = self._backups.confirm
+            self.stats.confirmed += sum(1 for topic, rid in receipts if confirm(topic, rid))
+            if not self._backups.unconfirmed:
+                self._lock.notify_all()
 
     @property
     def unconfirmed(self) -> int:

@@ -1,12 +1,14 @@
 """Where a rAck monitor learns which records arrived: the broker's receipts.
 
-Each source runs in its own thread and calls ``confirm(topic, id)`` for every
-receipt ``origin;destination;id`` whose origin is the monitor's producer.
+Each source runs in its own thread and calls ``confirm([(topic, id), ...])``
+with the receipts ``origin;destination;id`` whose origin is the monitor's
+producer, a batch at a time (one lock taken per batch, not per record).
 
 * :class:`TopicReceipts`: a broker alone writes its receipts as records of
   the internal topic ``__rack_receipts``; the source reads it with an
   ordinary consumer, from the end it had when the monitor started (the
   beginning when the topic does not exist yet: then every receipt is new).
+  Each of its records holds the receipts of one record set, a line each.
 * :class:`ZooKeeperReceipts`: brokers of a cluster write TTL sequential
   znodes ``/brokers/topics/<topic>/produce - <n>``; the source watches the
   children of each topic the producer writes to, reads the new ones, and
@@ -25,7 +27,7 @@ log = logging.getLogger(__name__)
 TOPIC = "__rack_receipts"
 RECEIPT_NAME = "produce - "
 
-Confirm = Callable[[str, str], object]  # (topic, id)
+Confirm = Callable[[list[tuple[str, str]]], object]  # [(topic, id), ...]
 
 
 def parse(line: bytes | str) -> tuple[str, str, str] | None:
@@ -68,10 +70,16 @@ class TopicReceipts:
                 log.debug("reading rAck receipts: %s", exc)
                 self._stop.wait(0.2)
                 continue
+            mine = []
             for r in records:
-                got = parse(r.value or b"")
-                if got is not None and got[0] == origin:
-                    self._confirm(got[1], got[2])
+                if r.key is not None and r.key.decode("utf-8", "replace") != origin:
+                    continue  # another producer's record set
+                for line in (r.value or b"").split(b"\n"):
+                    got = parse(line)
+                    if got is not None and got[0] == origin:
+                        mine.append((got[1], got[2]))
+            if mine:
+                self._confirm(mine)
 
     def watch(self, topic: str) -> None:
         """Nothing to do: one topic holds every destination's receipts."""
@@ -135,6 +143,7 @@ class ZooKeeperReceipts:
         new = [c for c in children if c.startswith(RECEIPT_NAME) and c not in seen]
         gets = [(c, self._zk.get_async(f"{parent}/{c}")) for c in new]
         mine = []
+        confirmed = []
         for name, pending in gets:
             try:
                 data, _stat = pending.get(timeout=30)
@@ -142,8 +151,10 @@ class ZooKeeperReceipts:
                 continue  # expired or read by someone else
             got = parse(data)
             if got is not None and got[0] == self.origin:
-                self._confirm(got[1], got[2])
+                confirmed.append((got[1], got[2]))
                 mine.append(name)
+        if confirmed:
+            self._confirm(confirmed)
         for name in mine:
             self._zk.delete_async(f"{parent}/{name}")
         current = set(children)

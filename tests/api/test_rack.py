@@ -1,5 +1,6 @@
 """rAck on one broker: Produce with acks = -2 is not answered, its records are appended,
-and each leaves a receipt ``origin;destination;id`` in ``__rack_receipts``.
+and each leaves a receipt ``origin;destination;id`` in ``__rack_receipts``
+(one record per record set, a line per record).
 
 What can fail here: an answer sent to a rAck Produce, a receipt missing or
 naming the wrong origin, topic or id (the ``rack.id`` header first, else the
@@ -33,10 +34,20 @@ def _rack_batch(ids: list[str | None], keys: list[bytes | None]) -> bytes:
     return b.build()
 
 
-def _receipts(broker: InProcessBroker) -> list[tuple[bytes | None, bytes | None]]:
+def _receipts(broker: InProcessBroker) -> list[tuple[bytes | None, bytes]]:
+    """(origin, receipt line) in order: a record per record set, a line per record."""
     if broker.broker.logs.get(RECEIPTS, 0) is None:
         return []
-    return [(r["key"], r["value"]) for r in records(broker.broker.services, RECEIPTS, 0)]
+    return [
+        (r["key"], line)
+        for r in records(broker.broker.services, RECEIPTS, 0)
+        for line in r["value"].split(b"\n")
+    ]
+
+
+def _receipt_records(broker: InProcessBroker) -> int:
+    plog = broker.broker.logs.get(RECEIPTS, 0)
+    return 0 if plog is None else plog.high_watermark
 
 
 @pytest.mark.parametrize("version", [3, 8, 9, 11])
@@ -46,9 +57,11 @@ async def test_rack_produce_is_unanswered_appended_and_receipted(
     topic = f"rack-v{version}"
     await make_topic(broker, topic)
     before = len(_receipts(broker))
+    sets_before = _receipt_records(broker)
     records = _rack_batch(["7", None, "id;with;semicolons"], [b"k0", b"key-1", None])
     assert await broker.send(PRODUCE, version, produce_body(topic, records, acks=-2)) is None
     assert (await fetch_one(broker, topic, 0)).high_watermark == 3
+    assert _receipt_records(broker) == sets_before + 1  # one receipt record for the record set
     got = _receipts(broker)[before:]
     origin = CLIENT_ID.encode()
     assert got == [
