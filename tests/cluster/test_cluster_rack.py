@@ -7,14 +7,18 @@ seen to end.
 
 What can fail here: a receipt missing, under another path or name, with other
 data than ``origin;destination;id``, not sequential or without a TTL (it would
-never go); the producer's records not all in the log after flush(); records
-resent although their receipts came; a topic with receipts that cannot be
-deleted.
+never go); the producer's records not all in the log after flush(), also when
+requests are dropped with their connections (the brokers' control listener);
+records resent although their receipts came; a topic with receipts that
+cannot be deleted.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import socket
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -22,6 +26,7 @@ from cluster import Cluster
 from wire import WireClient, produce_body
 from zookeeper import ZooKeeperProcess
 
+from bench.hmb_process import BrokerProcess, free_port
 from hmb_client import Admin, Consumer, Producer, TopicPartition
 from kproto import ApiKey
 from kproto.records import RecordBatchBuilder
@@ -35,7 +40,7 @@ TTL_MS = 5000
 def cluster(zookeeper: ZooKeeperProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     c = Cluster(zookeeper.connect, tmp_path_factory.mktemp("rack-cluster"))
     for b in c.brokers.values():
-        b.overrides.append(f"rack.receipts.ttl.ms={TTL_MS}")
+        b.overrides += [f"rack.receipts.ttl.ms={TTL_MS}", f"control.listener=127.0.0.1:{free_port()}"]
     try:
         yield c.start()
     finally:
@@ -55,6 +60,28 @@ def _create(cluster: Cluster, topic: str, partitions: int) -> None:
         ),
         what=f"{topic} placed",
     )
+
+
+def _control(broker: BrokerProcess, op: str, **args: object) -> None:
+    """An operation of the broker's control listener (hmb.control.wire)."""
+    control = next(o for o in broker.overrides if o.startswith("control.listener="))
+    host, port = control.split("=", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(json.dumps({"op": op, "args": args}).encode() + b"\n")
+        assert json.loads(s.makefile("rb").readline())["ok"]
+
+
+def _values(cluster: Cluster, topic: str, partitions: int, expected: int) -> list[bytes]:
+    consumer = Consumer(cluster.bootstrap, auto_offset_reset="earliest")
+    try:
+        consumer.assign([TopicPartition(topic, q) for q in range(partitions)])
+        out: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(out) < expected and time.monotonic() < deadline:
+            out += [r.value or b"" for r in consumer.poll(timeout=1.0)]
+        return out
+    finally:
+        consumer.close(autocommit=False)
 
 
 def _receipts(cluster: Cluster, topic: str) -> dict[str, bytes]:
@@ -124,3 +151,26 @@ def test_a_topic_with_receipts_can_be_deleted(cluster: Cluster) -> None:
     with Admin(cluster.bootstrap) as admin:
         admin.delete_topic("rack-delete", timeout_s=20)
     cluster.wait(lambda: cluster.zk.exists("/brokers/topics/rack-delete") is None, what="topic deleted")
+
+
+def test_rack_producer_in_the_cluster_resends_what_was_dropped(cluster: Cluster) -> None:
+    _create(cluster, "rack-cluster-lossy", 3)
+    for b in cluster.brokers.values():
+        _control(b, "inject", api="PRODUCE", count=2, drop=True)  # two requests lost, each broker
+    n = 3000
+    with Producer(
+        bootstrap_servers=cluster.bootstrap,
+        acks="rack",
+        rack_zookeeper_connect=cluster.connect,
+        rack_receipt_wait_ms=5000,
+        rack_retry_interval_ms=500,
+    ) as p:
+        for i in range(n):
+            p.send("rack-cluster-lossy", b"value-%d" % i)
+        p.flush(timeout=120)
+        stats = p.monitor.stats
+    for b in cluster.brokers.values():
+        _control(b, "clear_faults")  # a broker that got fewer requests keeps no armed fault
+    assert stats.resent > 0 and stats.confirmed < n  # the dropped records had no receipt ...
+    values = set(_values(cluster, "rack-cluster-lossy", 3, n))
+    assert values == {b"value-%d" % i for i in range(n)}  # ... and came back through resends
