@@ -24,11 +24,15 @@ Rules:
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hmb.api.context import RequestContext
 from kproto import KprotoError
 from kproto.records import read_records
+
+if TYPE_CHECKING:
+    from hmb.cluster.receipts import ZkReceipts
+    from hmb.log.receipt_topic import TopicReceipts
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +66,8 @@ class RackReceipts:
     def __init__(self, ctx: RequestContext) -> None:
         services = ctx.services
         ttl = services.config.rack_receipts_ttl_ms
-        self.zk: Any = None
-        self.topic: Any = None
+        self.zk: ZkReceipts | None = None
+        self.topic: TopicReceipts | None = None
         if services.cluster is not None:
             from hmb.cluster.receipts import ZkReceipts
 
@@ -80,7 +84,7 @@ class RackReceipts:
         if self.zk is not None:
             self.zk.write(topic, lines)
             await self.zk.backpressure()
-        else:
+        elif self.topic is not None:
             await self.topic.write(origin, lines, self._wall_ms())
 
 
