@@ -13,6 +13,7 @@ is not a Producer.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -154,3 +155,16 @@ def test_a_standalone_monitor_serves_producers_of_other_processes(broker: InProc
     assert values >= {b"a%d" % i for i in range(1000)} | {b"b%d" % i for i in range(1000)}
     assert sum(s.resent for s in stats) > 0  # the dropped requests' records came back as resends
     assert all(s.confirmed + s.resent_acknowledged >= 1000 for s in stats)
+
+
+def test_perf_produce_takes_acks_rack(broker: InProcessBroker) -> None:
+    broker.create_topic("rack-perf", 1)
+    args = ["perf", "produce", "--bootstrap-server", broker.bootstrap, "--topic", "rack-perf"]
+    args += ["--num-records", "2000", "--record-size", "100", "--acks", "rack", "--json"]
+    out = subprocess.run(
+        [sys.executable, "-m", "hmb_cmd", *args], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["config"]["acks"] == "rack" and result["records"] == 2000
+    assert broker.watermarks("rack-perf")["high_watermark"] == 2000  # flush() waited for the monitor
