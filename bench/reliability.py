@@ -390,6 +390,12 @@ PUBLISHED = {
     ("rack", "at-most-once", "none", 0): "rAck: 7294 msg/s",
     ("rack", "at-least-once-acks1", "delay", 300): "rAck: no loss, 1-4 duplicates per run",
     ("rack", "at-least-once-acksall", "delay", 300): "rAck: no loss, 1-4 duplicates per run",
+    # the thesis's own level, its Tables 4.1 and 4.4 (acks=0 and acks=-1 of the same runs beside it)
+    ("rack", "rack", "none", 0): "rAck: no loss, 213 msg/s (acks=0 7294, acks=-1 745)",
+    ("rack", "rack", "loss", 3): "rAck: no loss, 191 msg/s (acks=0 4528, acks=-1 24)",
+    ("rack", "rack", "loss", 6): "rAck: no loss, 180 msg/s (acks=0 2422, acks=-1 12)",
+    ("rack", "rack", "loss", 9): "rAck: no loss, 181 msg/s (acks=0 1253, acks=-1 7)",
+    ("rack", "rack", "delay", 300): "rAck: no loss, 212 msg/s (acks=0 4613, acks=-1 739)",
 }
 
 
