@@ -3,8 +3,11 @@
 Rules:
 
 * Every record gets a rAck id (a counter of this producer, decimal, in the
-  ``rack.id`` header) and its backup goes to the monitor before the record is
-  sent with acks = -2: no answer is awaited, as with acks = 0.
+  ``rack.id`` header) and is sent with acks = -2: no answer is awaited, as
+  with acks = 0.  Its backup goes to the monitor right after ``send()`` queued
+  it (a receipt that comes first waits for it in the monitor); a record
+  ``send()`` refused at once (too large, no such partition) has none, or its
+  resends would fail for ever and ``flush()`` never return.
 * The origin that receipts name is the producer's ``client_id``.  Without an
   explicit one it is ``hmb-rack-`` and eight random hex digits, so that two
   rAck producers never read each other's receipts.
@@ -97,8 +100,10 @@ class RackProducer(Producer):
         if topic not in self._watched:
             self._watched.add(topic)
             self.monitor.watch(topic)
-        self.monitor.backup(Backup(topic, rid, value, key, all_headers, partition, timestamp_ms))
-        return super().send(topic, value, key, all_headers, partition, timestamp_ms)
+        future = super().send(topic, value, key, all_headers, partition, timestamp_ms)
+        if not (future.done() and future.exception(0) is not None):  # refused at once: nothing to back up
+            self.monitor.backup(Backup(topic, rid, value, key, all_headers, partition, timestamp_ms))
+        return future
 
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued; return once every record is confirmed or resent and acknowledged."""

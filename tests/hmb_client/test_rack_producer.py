@@ -168,3 +168,13 @@ def test_perf_produce_takes_acks_rack(broker: InProcessBroker) -> None:
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["config"]["acks"] == "rack" and result["records"] == 2000
     assert broker.watermarks("rack-perf")["high_watermark"] == 2000  # flush() waited for the monitor
+
+
+def test_a_record_refused_at_once_is_not_backed_up(broker: InProcessBroker) -> None:
+    broker.create_topic("rack-refused", 1)
+    with Producer(bootstrap_servers=broker.bootstrap, acks="rack", max_request_size=1000, **FAST) as p:
+        refused = p.send("rack-refused", b"x" * 2000)
+        assert refused.exception(0) is not None  # MESSAGE_TOO_LARGE, told at once
+        p.send("rack-refused", b"fits")
+        p.flush(timeout=30)  # returns: the refused record is nobody's to resend
+        assert (p.monitor.stats.backups, p.monitor.stats.confirmed, p.monitor.stats.resent) == (1, 1, 0)
