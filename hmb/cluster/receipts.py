@@ -79,8 +79,7 @@ class ZkReceipts:
         self.zk = zk
         self.ttl_ms = ttl_ms
         self._pending: deque[Any] = deque()  # kazoo async results, oldest first
-        self.written = 0
-        self.failed = 0
+        self.failed = 0  # receipts ZooKeeper refused: the first and every 1000th are logged
 
     def write(self, topic: str, lines: Iterable[str]) -> None:
         """Queue one create per receipt line (non-blocking)."""
@@ -95,9 +94,8 @@ class ZkReceipts:
             self._pending.append(result)
 
     def _done(self, result: Any) -> None:
-        """kazoo's thread: count the answer, log a failure (the monitor will resend)."""
+        """kazoo's thread: log a failure (the monitor will resend the record)."""
         if result.successful():
-            self.written += 1
             return
         self.failed += 1
         if self.failed == 1 or self.failed % 1000 == 0:

@@ -111,11 +111,6 @@ class Monitor:
             if not self._backups.unconfirmed:
                 self._lock.notify_all()
 
-    @property
-    def unconfirmed(self) -> int:
-        with self._lock:
-            return self._backups.unconfirmed
-
     def flush(self, timeout: float | None = None) -> bool:
         """Wait for receipts, resend what has none, wait for the resends; True when all is done."""
         deadline = None if timeout is None else time.monotonic() + timeout
