@@ -12,11 +12,11 @@ in its sequence is OUT_OF_ORDER_SEQUENCE_NUMBER (both decided by the log,
 see :mod:`hmb.log.producer_state`).  Which code a refusal of the log gets
 is :mod:`hmb.api.errors`' table.  Response fields of newer versions:
 ``log_append_time_ms`` -1 (v2+, CreateTime topics only), the partition's
-``log_start_offset`` (v5+), no per-record errors (v8).  ``acks == -2`` is
-rAck (:mod:`hmb.api.rack`): no answer, as acks = 0, and a receipt per record
-appended.  A transactional
+``log_start_offset`` (v5+), no per-record errors (v8).  A transactional
 batch must go to a partition of its open transaction
 (:mod:`hmb.api.txn_produce`), INVALID_TXN_STATE otherwise, at every version.
+``acks == -2`` is rAck (:mod:`hmb.api.rack`): no answer, as acks = 0, and a
+receipt per record appended.
 
 Flexible versions: v9 is v8 in the compact layout; v10 adds the tagged
 ``current_leader``/``node_endpoints`` that point a client at a new leader
