@@ -263,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         "matrix",
         choices=("trak", "rack", "faults", "quick"),
         help="trak: loss 1-10 %% / delay 1-300 ms whole run; rack: loss 0-9 %% whole run, "
-        "delay 100-300 ms mid-run; faults: stall, resets, broker kill -9; quick: the suite's version",
+        "delay 100-300 ms mid-run, with a rAck row (hmb_client, acks=-2); faults: stall, resets, "
+        "broker kill -9; quick: the suite's version",
     )
     rel.add_argument("--records", type=int, help="messages per run (default 100000; quick: 3000)")
     rel.add_argument("--repetitions", type=int, default=1, help="runs per cell (default 1)")

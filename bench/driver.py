@@ -403,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rate", type=float, default=0.0, help="latency, sequenced: messages per second (0: no limit)"
     )
     ap.add_argument("--timeout", type=float, default=300.0, help="consume: give up after this many seconds")
-    ap.add_argument("--acks", default="1", help="sequenced: 0, 1 or -1")
+    ap.add_argument("--acks", default="1", help="sequenced: 0, 1, -1 or -2 (rAck, hmb_client only)")
     ap.add_argument(
         "--hold",
         action="store_true",

@@ -188,9 +188,9 @@ async def _fuzz_connection(host: str, port: int, gen: Generator, budget: list[in
                 stats.per_api[api_key] = stats.per_api.get(api_key, 0) + 1
                 declared = int.from_bytes(frame[:4], "big", signed=True) if len(frame) >= 4 else -1
                 request = _well_formed(frame)
-                silent = request is not None and request.api_key == 0 and request.body.acks == 0
+                silent = request is not None and request.api_key == 0 and request.body.acks in (0, -2)
                 if silent:
-                    # Produce with acks=0 gets no response: a probe behind it must be answered.
+                    # Produce with acks=0 or -2 (rAck) gets no response: a probe behind it must be answered.
                     cid += 1
                     frame += kproto.encode_request(18, 0, cid, {}, client_id="probe")
                 try:

@@ -87,6 +87,7 @@ class BrokerConfig:
     group_max_session_timeout_ms: int = default_of("group.max.session.timeout.ms")
     group_initial_rebalance_delay_ms: int = default_of("group.initial.rebalance.delay.ms")
     transaction_max_timeout_ms: int = default_of("transaction.max.timeout.ms")
+    rack_receipts_ttl_ms: int = default_of("rack.receipts.ttl.ms")
     transactional_id_expiration_ms: int = default_of("transactional.id.expiration.ms")
     ssl_keystore_type: str = default_of("ssl.keystore.type")
     ssl_keystore_location: str | None = default_of("ssl.keystore.location")

@@ -9,6 +9,7 @@
     hmb perf produce|consume           throughput and latency measurements
     hmb users add|delete|list          SCRAM credentials
     hmb acls add|list|remove           ACLs (kafka-acls.sh's flags)
+    hmb rack-monitor                   a rAck monitor for producers in other processes
 
 Every subcommand has ``--help``.  The ``hmb`` console script is
 :func:`hmb_cmd.main`, which adds ``hmb serve`` (the broker) in front of
@@ -27,7 +28,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from hmb_client.tools import configs, console, groups, perf, records, security, topics
+from hmb_client.tools import configs, console, groups, perf, rack, records, security, topics
 from hmb_client.tools.common import CliError
 
 #: Registers commands of another package (``hmb serve``) ahead of the tools.
@@ -54,6 +55,7 @@ def build_parser(first: RegisterCommands | None = None) -> argparse.ArgumentPars
     console.register(sub)
     perf.register(sub)
     security.register(sub)
+    rack.register(sub)
     return parser
 
 

@@ -72,6 +72,8 @@ class Services:
     plain_users: dict[str, PlainUsers] = field(default_factory=dict)
     #: this broker's membership of a cluster; None: alone (no zookeeper.connect)
     cluster: ClusterNode | None = None
+    #: rAck's receipt writer (hmb.api.rack), made at the first Produce with acks = -2
+    rack_receipts: Any = None
 
     @property
     def offsets(self) -> OffsetStore:

@@ -15,6 +15,8 @@ is :mod:`hmb.api.errors`' table.  Response fields of newer versions:
 ``log_start_offset`` (v5+), no per-record errors (v8).  A transactional
 batch must go to a partition of its open transaction
 (:mod:`hmb.api.txn_produce`), INVALID_TXN_STATE otherwise, at every version.
+``acks == -2`` is rAck (:mod:`hmb.api.rack`): no answer, as acks = 0, and a
+receipt per record appended.
 
 Flexible versions: v9 is v8 in the compact layout; v10 adds the tagged
 ``current_leader``/``node_endpoints`` that point a client at a new leader
@@ -35,6 +37,7 @@ from hmb.api.authz import allowed, topics_allowed
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
 from hmb.api.leadership import misdirected
+from hmb.api.rack import RACK_ACKS, receipt_lines, receipts
 from hmb.api.registry import handles
 from hmb.api.txn_produce import refusal as txn_refusal
 from hmb.log.partition import PartitionLog
@@ -97,7 +100,8 @@ async def handle(ctx: RequestContext) -> Reply:
     request = ctx.request
     body = request.body
     acks = body.acks
-    valid_acks = acks in (0, 1, -1)
+    valid_acks = acks in (0, 1, -1, RACK_ACKS)
+    rack = acks == RACK_ACKS
     logs = ctx.logs
     denied = _denied(ctx)
     responses: list[tuple[str, list[PartitionResult]]] = []
@@ -119,14 +123,17 @@ async def handle(ctx: RequestContext) -> Reply:
             elif pd.records and (refused := txn_refusal(ctx, topic.name, pd.index, pd.records)):
                 code, base = refused, -1
             else:
+                taken = receipt_lines(request.client_id or "", topic.name, pd.records) if rack else None
                 code, base, append_time = await _append_to(ctx, plog, pd.records, messages)
                 if code == _NONE:
                     start = plog.log_start_offset
                     if append_time >= 0:
                         append_times[(topic.name, pd.index)] = append_time
+                    if taken:
+                        await receipts(ctx).publish(request.client_id or "", topic.name, taken)
             partitions.append((pd.index, code, base, start))
         responses.append((topic.name, partitions))
-    if acks == 0:
+    if acks == 0 or rack:
         failed = [
             (name, index, ErrorCode(code).name)
             for name, partitions in responses
@@ -135,7 +142,7 @@ async def handle(ctx: RequestContext) -> Reply:
         ]
         if failed:
             # Kafka closes the socket: with acks=0 that is the producer's only sign of failure.
-            raise CloseConnection(f"produce with acks=0 failed: {failed[:3]}")
+            raise CloseConnection(f"produce with acks={acks} failed: {failed[:3]}")
         return NO_RESPONSE
     return encode_produce_response(
         request.version,

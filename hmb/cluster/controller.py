@@ -40,6 +40,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, Roll
 
 from hmb.cluster import layout
 from hmb.cluster.layout import PartitionState
+from hmb.cluster.receipts import delete_receipts
 from hmb.cluster.view import ClusterView
 
 log = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ def _delete_topic(zk: KazooClient, epoch: Epoch, view: ClusterView, topic: str) 
     assignment = view.topics.get(topic)
     ops: list[tuple[str, str, bytes, int]] = []
     if assignment is not None:
+        delete_receipts(zk, topic)  # rAck receipts would keep the topic's znode from going
         for p in sorted(assignment.partitions):
             if zk.exists(layout.state_path(topic, p)):
                 ops.append(("delete", layout.state_path(topic, p), b"", -1))

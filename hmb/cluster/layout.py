@@ -242,3 +242,12 @@ def encode_topic_config(config: Mapping[str, str]) -> bytes:
 
 def decode_topic_config(data: bytes) -> dict[str, str]:
     return {str(k): str(v) for k, v in (_load(data).get("config") or {}).items()}
+
+
+#: The name of a rAck receipt under its topic's znode, before ZooKeeper's sequence number.
+RECEIPT_NAME = "produce - "
+
+
+def receipt_prefix(topic: str) -> str:
+    """Where a rAck receipt of ``topic`` is created (a TTL sequential znode; the number is ZooKeeper's)."""
+    return f"{BROKER_TOPICS}/{topic}/{RECEIPT_NAME}"

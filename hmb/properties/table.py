@@ -29,7 +29,17 @@ from __future__ import annotations
 from typing import Any
 
 from hmb.properties.model import Property
-from hmb.properties.sections import broker, cluster, compaction, groups, log, network, security, transactions
+from hmb.properties.sections import (
+    broker,
+    cluster,
+    compaction,
+    groups,
+    log,
+    network,
+    rack,
+    security,
+    transactions,
+)
 
 PROPERTIES: tuple[Property, ...] = (
     *network.PROPERTIES,
@@ -40,6 +50,7 @@ PROPERTIES: tuple[Property, ...] = (
     *security.PROPERTIES,
     *groups.PROPERTIES,
     *transactions.PROPERTIES,
+    *rack.PROPERTIES,
 )
 
 SECTIONS = (
@@ -51,6 +62,7 @@ SECTIONS = (
     compaction.COMPACTION,
     groups.GROUPS,
     transactions.TRANSACTIONS,
+    rack.RACK,
 )
 BY_NAME = {p.name: p for p in PROPERTIES}
 BROKER_PROPERTIES = tuple(p for p in PROPERTIES if p.topic is None)

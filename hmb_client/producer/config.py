@@ -15,7 +15,10 @@ from hmb_client.producer.idempotence import MAX_IN_FLIGHT
 from hmb_client.security import SecuritySettings
 from kproto.records import Compression
 
-__all__ = ["COMPRESSION", "ProducerConfig"]
+__all__ = ["COMPRESSION", "RACK_ACKS", "ProducerConfig"]
+
+#: ``acks="rack"`` on the wire: rAck, the fourth acknowledgement level (:mod:`hmb_client.rack`)
+RACK_ACKS = -2
 
 #: ``compression_type`` values and the codec each stands for
 COMPRESSION = {
@@ -44,7 +47,7 @@ class ProducerConfig(SecuritySettings):
 
     bootstrap_servers: str | list[str] = "127.0.0.1:9092"
     client_id: str = "hmb-producer"
-    acks: int | str = 1  # 0, 1, -1 or "all"
+    acks: int | str = 1  # 0, 1, -1, "all" or "rack" (rAck: -2 on the wire, hmb_client.rack)
     retries: int = 2_147_483_647  # bounded in practice by delivery_timeout_ms
     retry_backoff_ms: int = 100
     delivery_timeout_ms: int = 120_000
@@ -65,14 +68,23 @@ class ProducerConfig(SecuritySettings):
     partitioner: str = "default"  # "default" (murmur2 keys, sticky null keys) or "round_robin"
     reconnect_backoff_ms: int = 50
     reconnect_backoff_max_ms: int = 1000
+    # rAck (acks="rack"): the monitor's settings, the design's values by default
+    rack_monitor: str | None = None  # HOST:PORT of an `hmb rack-monitor`; None: in this process
+    rack_zookeeper_connect: str | None = None  # the cluster's ZooKeeper: receipts are znodes there
+    rack_backup_slots: int = 15_000  # the circular list's slots at start
+    rack_backup_max_slots: int = 1_000_000  # how far the list may grow
+    rack_retry_interval_ms: int = 180_000  # failed resends are sent again this often
+    rack_receipt_wait_ms: int = 10_000  # flush() waits this long for receipts before resending
 
     def __post_init__(self) -> None:
         super().__post_init__()
         acks = self.acks
         if acks == "all":
             object.__setattr__(self, "acks", -1)
-        elif acks not in (0, 1, -1):
-            raise ValueError(f"acks must be 0, 1, -1 or 'all', not {acks!r}")
+        elif acks == "rack":
+            object.__setattr__(self, "acks", RACK_ACKS)
+        elif acks not in (0, 1, -1, RACK_ACKS):
+            raise ValueError(f"acks must be 0, 1, -1, 'all' or 'rack', not {acks!r}")
         if self.compression_type not in COMPRESSION:
             raise ValueError(
                 f"compression_type must be none, gzip, snappy, lz4 or zstd; not {self.compression_type!r}"

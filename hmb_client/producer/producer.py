@@ -51,7 +51,7 @@ from hmb_client.producer.batches import (
     encode_batch,
     magic_for_produce,
 )
-from hmb_client.producer.config import COMPRESSION, ProducerConfig
+from hmb_client.producer.config import COMPRESSION, RACK_ACKS, ProducerConfig
 from hmb_client.producer.idempotence import FAIL, RETRY, SUCCESS, Idempotence
 from hmb_client.producer.partitioner import DefaultPartitioner, RoundRobinPartitioner
 from hmb_client.producer.transactions import TransactionCalls, TransactionManager, transaction_manager
@@ -71,6 +71,13 @@ _MAGIC0_OVERHEAD = 26  # offset, size, crc, magic, attributes, key and value len
 
 class Producer(TransactionCalls):
     """A Kafka producer.  ``Producer(bootstrap_servers="127.0.0.1:9092", acks=1, linger_ms=5)``."""
+
+    def __new__(cls, *args: Any, **config: Any) -> Producer:
+        if cls is Producer and config.get("acks") in ("rack", RACK_ACKS):
+            from hmb_client.rack.producer import RackProducer  # rAck: a producer with a monitor
+
+            cls = RackProducer
+        return super().__new__(cls)
 
     def __init__(self, bootstrap_servers: str | list[str] = "127.0.0.1:9092", **config: Any) -> None:
         unknown = set(config) - {f.name for f in fields(ProducerConfig)}
@@ -553,7 +560,7 @@ class Producer(TransactionCalls):
                     version, correlation_id, client_id, acks, timeout_ms, topics, cfg.transactional_id
                 )
 
-            if acks == 0:
+            if acks == 0 or acks == RACK_ACKS:  # no answer comes: done once written
                 await conn.send_encoded(ApiKey.PRODUCE, version, encode, expect_response=False)
                 for b in batches:
                     self._finished(b, -1, None)

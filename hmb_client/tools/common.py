@@ -47,11 +47,11 @@ non_negative_int = _int_at_least(0)
 
 
 def acks_value(text: str) -> int | str:
-    if text == "all":
-        return "all"
+    if text in ("all", "rack"):
+        return text
     if text in ("0", "1", "-1"):
         return int(text)
-    raise argparse.ArgumentTypeError("acks must be 0, 1, -1 or all")
+    raise argparse.ArgumentTypeError("acks must be 0, 1, -1, all or rack")
 
 
 COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -104,10 +104,11 @@ def add_producer_options(parser: argparse.ArgumentParser, *, acks: int) -> None:
         "--request-required-acks",
         type=acks_value,
         default=acks,
-        metavar="{0,1,-1,all}",
+        metavar="{0,1,-1,all,rack}",
         help=(
             "acknowledgement the broker gives each request: 0 = none (fire and forget), 1 = the "
-            f"leader has written it, -1/all = all in-sync replicas have (default {acks})"
+            "leader has written it, -1/all = all in-sync replicas have, rack = none, but a monitor "
+            f"in this process resends what the broker's receipts do not confirm (default {acks})"
         ),
     )
     group.add_argument(

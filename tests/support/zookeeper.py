@@ -8,8 +8,10 @@ configuration, so :class:`ZooKeeperProcess` runs the server class itself,
 ``zoo.cfg`` it writes into a temporary directory: a free 127.0.0.1 port, its
 own data directory, a short tick (so short session timeouts are allowed),
 the admin HTTP server off and the ``ruok``/``srvr`` four-letter words
-allowed.  ZooKeeper's extended types (TTL nodes) are enabled, as a later
-acknowledgement level records receipts with them.
+allowed.  ZooKeeper's extended types (TTL znodes) are enabled, as rAck's
+receipts are TTL znodes (an operator must set the same
+``zookeeper.extendedTypesEnabled=true``), and expired ones are removed every
+second instead of every minute, so that a test sees a TTL end.
 
 Readiness is a bounded wait on ``srvr`` reporting a mode (``ruok`` answers
 ``imok`` as soon as the port is open, before the server serves requests:
@@ -100,6 +102,7 @@ class ZooKeeperProcess:
                 "-Xmx256m",
                 "-XX:+UseSerialGC",  # two cores shared with the brokers: no parallel GC threads
                 "-Dzookeeper.extendedTypesEnabled=true",
+                "-Dznode.container.checkIntervalMs=1000",  # TTL znodes go within a second of expiring
                 f"-Dzookeeper.log.dir={self.home}",
                 "-cp",
                 f"{JAR}:/etc/zookeeper/conf",

@@ -197,7 +197,7 @@ def test_acks_zero_error_closes_connection_like_kafka(shared: BrokerProcess, hea
 # ========================================================================== 13. bad acks
 
 
-@pytest.mark.parametrize("acks", [2, -2, 100])
+@pytest.mark.parametrize("acks", [2, -3, 100])  # -2 is rAck (tests/api/test_rack.py)
 def test_invalid_required_acks(shared: BrokerProcess, healthy: Healthy, acks: int) -> None:
     topic = healthy.topic + ".data"
     with WireClient(shared.bootstrap) as c:
