@@ -22,7 +22,6 @@ from kproto.records import read_records
 pytestmark = pytest.mark.interop
 
 
-
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     with BrokerProcess(tmp_path_factory.mktemp("admin") / "data", "num.partitions=2") as b:
