@@ -1,0 +1,101 @@
+"""Controlled shutdown: a broker stopping cleanly first hands its leaderships over.
+
+Kafka's ZooKeeper-mode procedure, run by :meth:`ClusterNode.run` as it
+stops (SIGTERM, the embedded broker's stop) while its registration still
+stands:
+
+1. ask the controller, with ControlledShutdown (this broker's id), to move
+   the leadership of every partition it leads to another live in-sync
+   replica (leader epoch + 1) and to take it out of the ISRs it is in;
+   a broker that is the controller itself runs that step in place;
+2. the answer lists the partitions it still leads that have other
+   replicas (none of them in sync and alive): while any remain, or the
+   controller could not be reached, ask again after
+   ``controlled.shutdown.retry.backoff.ms``, at most
+   ``controlled.shutdown.max.retries`` times;
+3. then, whatever the outcome, deregister (the session closes): a partition
+   with one replica goes offline now, as in Kafka, and the controller's
+   failover rules take over for whatever is left.
+
+The broker's listeners are already closed when this runs: clients meet
+NOT_LEADER_OR_FOLLOWER or a refused connection, find the new leaders in
+Metadata, and go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import trio
+from kazoo.client import KazooClient
+
+from hmb.cluster import layout
+from hmb.cluster.peer import PeerError, ask
+from hmb.cluster.view import ClusterView, read_view
+from kproto import ApiKey, ErrorCode
+
+if TYPE_CHECKING:
+    from hmb.cluster.node import ClusterNode
+
+log = logging.getLogger(__name__)
+
+VERSION = 3  # ControlledShutdown version sent: the newest, as Kafka's brokers send
+REQUEST_TIMEOUT_S = 30.0  # Kafka's controller.socket.timeout.ms
+
+
+def _registered_by(zk: KazooClient, broker_id: int) -> bool:
+    """Whether ``/brokers/ids/<id>`` is this session's own (not a namesake's)."""
+    stat = zk.exists(layout.broker_path(broker_id))
+    return stat is not None and stat.ephemeralOwner == zk.client_id[0]
+
+
+async def _attempt(node: ClusterNode, view: ClusterView) -> list[tuple[str, int]] | str:
+    """One try: the partitions still led, or why the controller gave no answer."""
+    if view.controller == node.broker_id and node.epoch is not None:
+        node.inbox.shutting_down.add(node.broker_id)
+        await node.run_step()
+        led = node.view.led_by(node.broker_id)
+        return [(t, p) for t, p in led if len(node.view.topics[t].partitions[p]) > 1]
+    controller = view.brokers.get(view.controller)
+    if controller is None:
+        return "no controller"
+    listener = view.brokers[node.broker_id].endpoints[0].listener
+    body = {"broker_id": node.broker_id, "broker_epoch": -1}
+    try:
+        answer = await ask(controller, listener, ApiKey.CONTROLLED_SHUTDOWN, VERSION, body, REQUEST_TIMEOUT_S)
+    except PeerError as exc:
+        return str(exc)
+    if answer.error_code != ErrorCode.NONE:
+        return f"controller {view.controller} answered {ErrorCode(answer.error_code).name}"
+    return [(r.topic_name, r.partition_index) for r in answer.remaining_partitions]
+
+
+async def controlled_shutdown(node: ClusterNode) -> None:
+    """Hand this broker's leaderships over before it deregisters (bounded by the retries)."""
+    config = node.config
+    started = time.monotonic()
+    attempts = config.controlled_shutdown_max_retries + 1
+    for attempt in range(1, attempts + 1):
+        try:
+            if not await node.session.run(_registered_by, node.zk, node.broker_id):
+                return  # not registered (never was, or the session is gone): nothing to hand over
+            view = await node.session.run(read_view, node.zk, None)
+        except Exception as exc:  # ZooKeeper unreachable: nobody could move anything
+            log.warning("controlled shutdown skipped: ZooKeeper cannot be read: %s", exc)
+            return
+        outcome = await _attempt(node, view)
+        if outcome == []:
+            log.info(
+                "controlled shutdown of broker %d done in %.2f s: it leads no partition another "
+                "replica could lead",
+                node.broker_id,
+                time.monotonic() - started,
+            )
+            return
+        why = outcome if isinstance(outcome, str) else f"still leads {len(outcome)} partition(s)"
+        log.warning("controlled shutdown attempt %d of %d: %s", attempt, attempts, why)
+        if attempt < attempts:
+            await trio.sleep(config.controlled_shutdown_retry_backoff_ms / 1000)
+    log.warning("controlled shutdown did not complete: stopping anyway")
