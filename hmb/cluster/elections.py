@@ -21,8 +21,9 @@ preferred leader):
 the partition                                          moves to
 =====================================================  ===========================================
 **failover** (every controller step)
-leader eligible, no shutting-down broker in the ISR    nothing
-leader eligible, shutting-down followers in the ISR    the ISR without them
+leader eligible, every ISR member eligible             nothing
+leader eligible, followers in the ISR gone or          the ISR without them (Kafka's controller
+shutting down                                          takes an offline replica out of the ISR)
 leader shutting down, another eligible ISR member      that member leads, ISR without the leader
 leader shutting down, no other eligible ISR member     nothing: it leads until it stops (one replica:
                                                        the partition goes offline then, as Kafka's)
@@ -83,7 +84,7 @@ def failover(
     """The state ``state`` should move to after brokers came, went or began shutting down."""
     leader = state.leader
     if electorate.eligible(view, leader):
-        isr = tuple(b for b in state.isr if b == leader or b not in electorate.shutting_down)
+        isr = tuple(b for b in state.isr if b == leader or electorate.eligible(view, b))
         if isr == state.isr:
             return None
         return PartitionState(leader, state.leader_epoch, isr, epoch)

@@ -125,7 +125,10 @@ def test_controlled_shutdown_moves_leadership_before_the_registration_goes(clust
 
 
 def _codes(results: dict[TopicPartition, Any]) -> dict[int, int]:
-    return {tp.partition: (0 if exc is None else (exc.args[0] if hasattr(exc, "args") else exc).code()) for tp, exc in results.items()}
+    return {
+        tp.partition: (0 if exc is None else (exc.args[0] if hasattr(exc, "args") else exc).code())
+        for tp, exc in results.items()
+    }
 
 
 def _rejoin_isr(cluster: Cluster, topic: str, p: int, broker: int) -> None:
@@ -249,3 +252,26 @@ def test_committed_offsets_survive_their_coordinator_being_killed(cluster: Clust
         assert committed[0].offset == 6
     finally:
         consumer.close()
+
+
+def test_topics_describe_shows_replicas_isr_and_offline(
+    cluster: Cluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hmb_client.cli import main
+
+    _three_replica_topic(cluster, "shown")
+    victim = next(i for i in cluster.brokers if i != _controller(cluster))
+    cluster.brokers[victim].kill()
+    cluster.wait(
+        lambda: all(victim not in _state(cluster, "shown", p)[0]["isr"] for p in THREE), what="failover"
+    )
+    assert main(["topics", "describe", "shown", "--bootstrap-server", cluster.bootstrap]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[-3:] == ["REPLICAS", "ISR", "OFFLINE"]
+    rows = {int(r[1]): r for r in (line.split() for line in lines[1:])}
+    for p, replicas in THREE.items():
+        state = _state(cluster, "shown", p)[0]
+        live = [b for b in replicas if b != victim]
+        assert rows[p][2] == str(state["leader"]) and state["leader"] in live
+        assert rows[p][6:] == [",".join(map(str, replicas)), ",".join(map(str, state["isr"])), str(victim)]
+        assert sorted(state["isr"]) == sorted(live)

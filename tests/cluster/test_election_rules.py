@@ -141,3 +141,10 @@ def test_imbalance_is_kafkas_per_broker_percentage() -> None:
         ("t", 1)
     ]  # 2 is dead
     assert imbalanced(v, 100) == []  # 100 %: never above
+
+
+def test_a_dead_follower_leaves_the_isr_epoch_kept() -> None:
+    v = view((0, 2))
+    assert failover(v, "t", REPLICAS, state(0, (0, 1, 2)), EPOCH, NOBODY) == PartitionState(
+        0, 4, (0, 2), EPOCH
+    )
