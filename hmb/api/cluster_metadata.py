@@ -21,6 +21,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from hmb.api.context import RequestContext
+from hmb.groups.offset_partitions import coordinator_partition
 from hmb.log.topic_ids import ZERO as ZERO_ID
 from kproto import ErrorCode
 
@@ -31,21 +32,6 @@ if TYPE_CHECKING:
     from hmb.cluster.view import ClusterView
 
 log = logging.getLogger(__name__)
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode`` (over UTF-16 code units), as a signed 32-bit int."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def coordinator_partition(group: str, partitions: int) -> int:
-    """Kafka's ``Utils.abs(groupId.hashCode) % partitions`` (its abs maps MIN_VALUE to 0)."""
-    h = java_string_hash(group)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 def coordinator(cluster: ClusterNode, group: str) -> int:

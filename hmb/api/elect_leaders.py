@@ -28,6 +28,24 @@ from kproto import ApiKey, ErrorCode
 
 PREFERRED, UNCLEAN = 0, 1  # election_type
 NOT_NEEDED = "Leader election not needed for topic partition."
+#: the controller's election outcome (hmb.cluster.elections.Outcome, by name) -> Kafka's answer
+_ANSWERS: dict[str, tuple[int, str | None]] = {
+    "ELECTED": (ErrorCode.NONE, None),
+    "NOT_NEEDED": (ErrorCode.ELECTION_NOT_NEEDED, NOT_NEEDED),
+    "PREFERRED_NOT_AVAILABLE": (
+        ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+        "The preferred leader was not available.",
+    ),
+    "NO_ELIGIBLE_LEADER": (
+        ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+        "Eligible topic partition leaders are not available.",
+    ),
+    "UNKNOWN_PARTITION": (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        "This server does not host this topic-partition.",
+    ),
+    "CHANGED": (ErrorCode.REQUEST_TIMED_OUT, "The partition's state changed during the election; ask again."),
+}
 
 Outcome = dict[tuple[str, int], tuple[int, str | None]]
 
@@ -95,4 +113,4 @@ async def handle(ctx: RequestContext) -> Reply:
         return _refuse(ErrorCode.NOT_CONTROLLER, asked or [])
     if not results:  # the controller's step did not come in time
         return _refuse(ErrorCode.REQUEST_TIMED_OUT, asked or [])
-    return _reply(ErrorCode.NONE, {tp: (int(code), msg) for tp, (code, msg) in results.items()})
+    return _reply(ErrorCode.NONE, {tp: _ANSWERS[outcome.name] for tp, outcome in results.items()})

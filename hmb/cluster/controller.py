@@ -39,10 +39,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 
 from hmb.cluster import elections, layout
-from hmb.cluster.elections import Electorate
+from hmb.cluster.elections import Electorate, Outcome
 from hmb.cluster.layout import PartitionState
 from hmb.cluster.view import ClusterView
-from kproto import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -179,8 +178,8 @@ def _move(
     return True
 
 
-#: (topic, partition) -> (error code, message or None): an ElectLeaders answer per partition
-ElectionResults = dict[tuple[str, int], tuple[ErrorCode, str | None]]
+#: (topic, partition) -> how its election ended: an ElectLeaders answer per partition
+ElectionResults = dict[tuple[str, int], Outcome]
 
 
 def elect(
@@ -201,22 +200,14 @@ def elect(
     for topic, p in partitions:
         assignment = view.topics.get(topic)
         if assignment is None or p not in assignment.partitions or topic in view.deleting:
-            results[(topic, p)] = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "unknown partition")
+            results[(topic, p)] = Outcome.UNKNOWN_PARTITION
             continue
         state = view.states.get((topic, p))
-        moved, code = rule(view, assignment.partitions[p], state, epoch.epoch, electorate)
+        moved, outcome = rule(view, assignment.partitions[p], state, epoch.epoch, electorate)
         if moved is not None and state is not None and not _move(zk, epoch, topic, p, state, moved):
-            code = ErrorCode.REQUEST_TIMED_OUT  # its state changed while electing: ask again
-        results[(topic, p)] = (code, _MESSAGES.get(code))
+            outcome = Outcome.CHANGED  # its state changed while electing: ask again
+        results[(topic, p)] = outcome
     return results
-
-
-_MESSAGES = {
-    ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
-    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
-    ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
-    ErrorCode.REQUEST_TIMED_OUT: "The partition's state changed during the election.",
-}
 
 
 def rebalance(
@@ -224,4 +215,4 @@ def rebalance(
 ) -> int:
     """Auto leader rebalance: preferred elections for the imbalanced brokers' partitions (blocking)."""
     moves = elect(zk, epoch, view, elections.PREFERRED, elections.imbalanced(view, percentage), electorate)
-    return sum(1 for code, _ in moves.values() if code == ErrorCode.NONE)
+    return sum(1 for outcome in moves.values() if outcome is Outcome.ELECTED)

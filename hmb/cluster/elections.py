@@ -4,9 +4,10 @@ Rules:
 
 * Pure: every function here takes a :class:`~hmb.cluster.view.ClusterView`
   and a partition's state and returns the state it should move to (or None:
-  it is right as it is), with Kafka's error code where a request asked for
-  the election.  Nothing here writes; :mod:`hmb.cluster.controller` writes
-  what these rules decide, each write a conditional set.
+  it is right as it is), with the :class:`Outcome` where a request asked
+  for the election (the API layer turns it into Kafka's error code).
+  Nothing here writes; :mod:`hmb.cluster.controller` writes what these
+  rules decide, each write a conditional set.
 * A broker is *eligible* to lead when it is registered and not shutting
   down (a broker that asked for a controlled shutdown leads nothing new and
   leaves the ISRs), as Kafka's controller counts only live, not
@@ -32,14 +33,14 @@ leader gone, none in the ISR, unclean allowed,         the first eligible replic
 an eligible replica                                    (``unclean.leader.election.enable``)
 leader gone, nobody eligible                           leader -1, ISR kept (offline)
 **preferred** (ElectLeaders type 0, auto rebalance)
-leader is the preferred replica                        ELECTION_NOT_NEEDED
+leader is the preferred replica                        not needed
 preferred eligible and in the ISR                      it leads, ISR kept
-otherwise                                              PREFERRED_LEADER_NOT_AVAILABLE
+otherwise                                              preferred not available
 **unclean** (ElectLeaders type 1, KIP-460)
-the leader is eligible                                 ELECTION_NOT_NEEDED
+the leader is eligible                                 not needed
 an eligible ISR member                                 it leads (a clean election after all)
 an eligible replica                                    it leads, ISR = it (records may be lost)
-nobody eligible                                        ELIGIBLE_LEADERS_NOT_AVAILABLE
+nobody eligible                                        no eligible leader
 =====================================================  ===========================================
 
 An unclean election asked for by ElectLeaders runs whatever
@@ -51,14 +52,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 
 from hmb.cluster import layout
 from hmb.cluster.layout import PartitionState
 from hmb.cluster.view import ClusterView
-from kproto import ErrorCode
 
 PREFERRED = 0  # ElectLeaders election_type
 UNCLEAN = 1
+
+
+class Outcome(Enum):
+    """How an election asked for ended (the API layer answers each with Kafka's error code)."""
+
+    ELECTED = "a new leader"
+    NOT_NEEDED = "leader election not needed"
+    PREFERRED_NOT_AVAILABLE = "the preferred leader is not alive and in sync"
+    NO_ELIGIBLE_LEADER = "no live replica may lead"
+    UNKNOWN_PARTITION = "unknown partition"
+    CHANGED = "the partition's state changed during the election"
 
 
 @dataclass(frozen=True)
@@ -111,16 +123,16 @@ def preferred(
     state: PartitionState | None,
     epoch: int,
     electorate: Electorate,
-) -> tuple[PartitionState | None, ErrorCode]:
+) -> tuple[PartitionState | None, Outcome]:
     """Move leadership back to the preferred replica (the assignment's first)."""
     if state is None or not replicas:
-        return None, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+        return None, Outcome.PREFERRED_NOT_AVAILABLE
     first = replicas[0]
     if state.leader == first:
-        return None, ErrorCode.ELECTION_NOT_NEEDED
+        return None, Outcome.NOT_NEEDED
     if electorate.eligible(view, first) and first in state.isr:
-        return PartitionState(first, state.leader_epoch + 1, state.isr, epoch), ErrorCode.NONE
-    return None, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+        return PartitionState(first, state.leader_epoch + 1, state.isr, epoch), Outcome.ELECTED
+    return None, Outcome.PREFERRED_NOT_AVAILABLE
 
 
 def unclean(
@@ -129,19 +141,19 @@ def unclean(
     state: PartitionState | None,
     epoch: int,
     electorate: Electorate,
-) -> tuple[PartitionState | None, ErrorCode]:
+) -> tuple[PartitionState | None, Outcome]:
     """Give a leaderless partition a leader, out of the ISR if it must be."""
     if state is None:
-        return None, ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+        return None, Outcome.NO_ELIGIBLE_LEADER
     if electorate.eligible(view, state.leader):
-        return None, ErrorCode.ELECTION_NOT_NEEDED
+        return None, Outcome.NOT_NEEDED
     in_sync = [b for b in state.isr if electorate.eligible(view, b)]
     if in_sync:
-        return PartitionState(in_sync[0], state.leader_epoch + 1, tuple(in_sync), epoch), ErrorCode.NONE
+        return PartitionState(in_sync[0], state.leader_epoch + 1, tuple(in_sync), epoch), Outcome.ELECTED
     others = [b for b in replicas if electorate.eligible(view, b)]
     if others:
-        return PartitionState(others[0], state.leader_epoch + 1, (others[0],), epoch), ErrorCode.NONE
-    return None, ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+        return PartitionState(others[0], state.leader_epoch + 1, (others[0],), epoch), Outcome.ELECTED
+    return None, Outcome.NO_ELIGIBLE_LEADER
 
 
 def imbalanced(view: ClusterView, percentage: int) -> list[tuple[str, int]]:

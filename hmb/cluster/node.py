@@ -35,9 +35,11 @@ from hmb.cluster import layout
 from hmb.cluster.assignment import assign_replicas
 from hmb.cluster.controller import ElectionResults, Epoch, FencedError, elect, rebalance, reconcile, try_elect
 from hmb.cluster.controller_inbox import ControllerInbox, PendingElection
+from hmb.cluster.elections import Outcome
 from hmb.cluster.errors import ClusterError
 from hmb.cluster.layout import OFFSETS_TOPIC, BrokerRegistration, Endpoint, TopicAssignment
 from hmb.cluster.session import ZkSession
+from hmb.cluster.shutdown import AskController
 from hmb.cluster.topics import TopicExistsError, add_partitions, mark_for_deletion, write_topic
 from hmb.cluster.view import ClusterView, read_view
 from hmb.config import BrokerConfig, ConfigError
@@ -74,6 +76,13 @@ class ClusterNode:
         self._failing = False  # the last step failed: try again without waiting for a watch
         #: topic settings changed through this broker, to be written to /config/topics
         self._config_changes: dict[str, dict[str, str]] = {}
+        #: told (partition count, partitions led here) of __consumer_offsets after each view change:
+        #: the group coordinator serves the groups of the partitions this broker leads
+        self.offsets_led: Callable[[int, set[int]], None] | None = None
+        #: the settings the first controller gives __consumer_offsets (the group coordinator's)
+        self.offsets_topic_config: dict[str, str] = {}
+        #: sends ControlledShutdown to the controller (hmb.interbroker); None: cannot ask
+        self.ask_controller: AskController | None = None
         #: what ControlledShutdown and ElectLeaders ask of this broker while it is controller
         self.inbox = ControllerInbox(config)
 
@@ -185,7 +194,7 @@ class ClusterNode:
                 if self.config.controlled_shutdown_enable and self._endpoints:
                     from hmb.cluster.shutdown import controlled_shutdown
 
-                    await controlled_shutdown(self)
+                    await controlled_shutdown(self, self.ask_controller)
                 await self.session.close()
 
     async def run_step(self) -> None:
@@ -258,7 +267,7 @@ class ClusterNode:
         if written:
             view = read_view(self.zk, None)  # elections start from what reconcile wrote
         results = [elect(self.zk, self.epoch, view, e.election_type, e.partitions, electorate) for e in asked]
-        written += sum(code == 0 for r in results for code, _ in r.values())
+        written += sum(outcome is Outcome.ELECTED for r in results for outcome in r.values())
         if self.inbox.rebalance_due():
             written += rebalance(
                 self.zk, self.epoch, view, self.config.leader_imbalance_per_broker_percentage, electorate
@@ -270,7 +279,8 @@ class ClusterNode:
         count = self.config.offsets_topic_num_partitions
         placed = assign_replicas(racks, count, 1)
         with contextlib.suppress(TopicExistsError):  # made by an earlier controller meanwhile
-            write_topic(self.zk, OFFSETS_TOPIC, TopicAssignment(placed, _new_id_text()), {})
+            assignment = TopicAssignment(placed, _new_id_text())
+            write_topic(self.zk, OFFSETS_TOPIC, assignment, self.offsets_topic_config)
 
     async def _follow(self, previous: ClusterView, view: ClusterView) -> None:
         """Make the local logs agree with the view: open new topics and partitions, delete gone topics."""
@@ -310,6 +320,11 @@ class ClusterNode:
         led = view.led_by(self.broker_id)
         if led != previous.led_by(self.broker_id):
             log.info("broker %d leads %d partition(s): %s", self.broker_id, len(led), _summary(led))
+        if view.controller != previous.controller:
+            log.info("broker %d: the controller is broker %d", self.broker_id, view.controller)
+        offsets = view.topics.get(OFFSETS_TOPIC)
+        if self.offsets_led is not None and offsets is not None:
+            self.offsets_led(len(offsets.partitions), {p for t, p in led if t == OFFSETS_TOPIC})
 
     # ------------------------------------------------------------ for the request handlers
 

@@ -4,7 +4,8 @@ Kafka's ZooKeeper-mode procedure, run by :meth:`ClusterNode.run` as it
 stops (SIGTERM, the embedded broker's stop) while its registration still
 stands:
 
-1. ask the controller, with ControlledShutdown (this broker's id), to move
+1. ask the controller, with ControlledShutdown (this broker's id; the
+   request itself is :mod:`hmb.interbroker`'s, wired in by the broker), to move
    the leadership of every partition it leads to another live in-sync
    replica (leader epoch + 1) and to take it out of the ISRs it is in;
    a broker that is the controller itself runs that step in place;
@@ -26,23 +27,20 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import trio
 from kazoo.client import KazooClient
 
 from hmb.cluster import layout
-from hmb.cluster.peer import PeerError, ask
+from hmb.cluster.layout import BrokerRegistration
 from hmb.cluster.view import ClusterView, read_view
-from kproto import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
     from hmb.cluster.node import ClusterNode
 
 log = logging.getLogger(__name__)
-
-VERSION = 3  # ControlledShutdown version sent: the newest, as Kafka's brokers send
-REQUEST_TIMEOUT_S = 30.0  # Kafka's controller.socket.timeout.ms
 
 
 def _registered_by(zk: KazooClient, broker_id: int) -> bool:
@@ -51,7 +49,14 @@ def _registered_by(zk: KazooClient, broker_id: int) -> bool:
     return stat is not None and stat.ephemeralOwner == zk.client_id[0]
 
 
-async def _attempt(node: ClusterNode, view: ClusterView) -> list[tuple[str, int]] | str:
+#: (the controller's registration, the listener to use, this broker's id) -> the partitions
+#: this broker still leads, or why the controller gave no answer (hmb.interbroker)
+AskController = Callable[[BrokerRegistration, str, int], Awaitable[list[tuple[str, int]] | str]]
+
+
+async def _attempt(
+    node: ClusterNode, view: ClusterView, ask: AskController | None
+) -> list[tuple[str, int]] | str:
     """One try: the partitions still led, or why the controller gave no answer."""
     if view.controller == node.broker_id and node.epoch is not None:
         node.inbox.shutting_down.add(node.broker_id)
@@ -61,18 +66,12 @@ async def _attempt(node: ClusterNode, view: ClusterView) -> list[tuple[str, int]
     controller = view.brokers.get(view.controller)
     if controller is None:
         return "no controller"
-    listener = view.brokers[node.broker_id].endpoints[0].listener
-    body = {"broker_id": node.broker_id, "broker_epoch": -1}
-    try:
-        answer = await ask(controller, listener, ApiKey.CONTROLLED_SHUTDOWN, VERSION, body, REQUEST_TIMEOUT_S)
-    except PeerError as exc:
-        return str(exc)
-    if answer.error_code != ErrorCode.NONE:
-        return f"controller {view.controller} answered {ErrorCode(answer.error_code).name}"
-    return [(r.topic_name, r.partition_index) for r in answer.remaining_partitions]
+    if ask is None:
+        return "no way to reach the controller"
+    return await ask(controller, view.brokers[node.broker_id].endpoints[0].listener, node.broker_id)
 
 
-async def controlled_shutdown(node: ClusterNode) -> None:
+async def controlled_shutdown(node: ClusterNode, ask: AskController | None) -> None:
     """Hand this broker's leaderships over before it deregisters (bounded by the retries)."""
     config = node.config
     started = time.monotonic()
@@ -85,7 +84,7 @@ async def controlled_shutdown(node: ClusterNode) -> None:
         except Exception as exc:  # ZooKeeper unreachable: nobody could move anything
             log.warning("controlled shutdown skipped: ZooKeeper cannot be read: %s", exc)
             return
-        outcome = await _attempt(node, view)
+        outcome = await _attempt(node, view, ask)
         if outcome == []:
             log.info(
                 "controlled shutdown of broker %d done in %.2f s: it leads no partition another "

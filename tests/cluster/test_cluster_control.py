@@ -25,8 +25,8 @@ from cluster import Cluster, three_brokers
 from wire import WireClient
 from zookeeper import ZooKeeperProcess
 
-from hmb.api.cluster_metadata import coordinator_partition
 from hmb.cluster.layout import TopicAssignment
+from hmb.groups.offset_partitions import coordinator_partition
 from kproto import ApiKey, ErrorCode
 
 ck = pytest.importorskip("confluent_kafka")

@@ -8,11 +8,11 @@ from collections import Counter
 
 import pytest
 
-from hmb.api.cluster_metadata import coordinator_partition, java_string_hash
 from hmb.cluster import layout
 from hmb.cluster.assignment import PlacementError, assign_replicas
 from hmb.cluster.layout import BrokerRegistration, Endpoint, PartitionState, TopicAssignment
 from hmb.cluster.session import split_connect
+from hmb.groups.offset_partitions import coordinator_partition, java_string_hash
 
 
 def test_rack_unaware_placement_is_kafkas() -> None:

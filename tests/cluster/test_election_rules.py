@@ -9,10 +9,9 @@ or an election run that Kafka refuses.
 
 from __future__ import annotations
 
-from hmb.cluster.elections import Electorate, failover, imbalanced, preferred, unclean
+from hmb.cluster.elections import Electorate, Outcome, failover, imbalanced, preferred, unclean
 from hmb.cluster.layout import NO_LEADER, BrokerRegistration, Endpoint, PartitionState, TopicAssignment
 from hmb.cluster.view import ClusterView
-from kproto import ErrorCode
 
 EPOCH = 9  # the controller's epoch, written into every state it decides
 
@@ -105,30 +104,30 @@ def test_preferred_election() -> None:
     v = view((0, 1, 2))
     assert preferred(v, REPLICAS, state(1, (1, 2, 0)), EPOCH, NOBODY) == (
         PartitionState(0, 5, (1, 2, 0), EPOCH),
-        ErrorCode.NONE,
+        Outcome.ELECTED,
     )
-    assert preferred(v, REPLICAS, state(0, (0, 1)), EPOCH, NOBODY) == (None, ErrorCode.ELECTION_NOT_NEEDED)
+    assert preferred(v, REPLICAS, state(0, (0, 1)), EPOCH, NOBODY) == (None, Outcome.NOT_NEEDED)
     not_in_sync = preferred(v, REPLICAS, state(1, (1, 2)), EPOCH, NOBODY)
-    assert not_in_sync == (None, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE)
+    assert not_in_sync == (None, Outcome.PREFERRED_NOT_AVAILABLE)
     dead = preferred(view((1, 2)), REPLICAS, state(1, (1, 2, 0)), EPOCH, NOBODY)
-    assert dead == (None, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE)
+    assert dead == (None, Outcome.PREFERRED_NOT_AVAILABLE)
     leaving = preferred(v, REPLICAS, state(1, (1, 2, 0)), EPOCH, Electorate(frozenset({0})))
-    assert leaving == (None, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE)
+    assert leaving == (None, Outcome.PREFERRED_NOT_AVAILABLE)
 
 
 def test_unclean_election_asked_for() -> None:
     v = view((1, 2))
-    assert unclean(v, REPLICAS, state(1, (1,)), EPOCH, NOBODY) == (None, ErrorCode.ELECTION_NOT_NEEDED)
+    assert unclean(v, REPLICAS, state(1, (1,)), EPOCH, NOBODY) == (None, Outcome.NOT_NEEDED)
     assert unclean(v, REPLICAS, state(NO_LEADER, (0, 2)), EPOCH, NOBODY) == (
         PartitionState(2, 5, (2,), EPOCH),
-        ErrorCode.NONE,
+        Outcome.ELECTED,
     )
     assert unclean(v, REPLICAS, state(NO_LEADER, (0,)), EPOCH, NOBODY) == (
         PartitionState(1, 5, (1,), EPOCH),
-        ErrorCode.NONE,
+        Outcome.ELECTED,
     )
     alone = unclean(view((1,)), (0,), state(NO_LEADER, (0,)), EPOCH, NOBODY)
-    assert alone == (None, ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE)
+    assert alone == (None, Outcome.NO_ELIGIBLE_LEADER)
 
 
 def test_imbalance_is_kafkas_per_broker_percentage() -> None:

@@ -84,14 +84,14 @@ PROPERTIES: tuple[Property, ...] = (
     Property(
         "offsets.topic.num.partitions",
         INT,
-        1,
-        "The partition count of __consumer_offsets; a group's coordinator is the leader of "
-        "the partition its id hashes to. Kafka's is 50; hmb keeps committed offsets in one.",
+        50,
+        "The partition count of __consumer_offsets in a cluster; a group's coordinator is the "
+        "leader of the partition its id hashes to, and its committed offsets move with that "
+        "leadership. Alone, the broker keeps them in one partition (the spread buys nothing on "
+        "one broker, and a fresh start stays quick).",
         CLUSTER,
         attr="offsets_topic_num_partitions",
         at_least=1,
-        kafka_default="50",
-        acted_on=False,
     ),
     Property(
         "replica.lag.time.max.ms",
