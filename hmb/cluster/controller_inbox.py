@@ -46,6 +46,9 @@ class ControllerInbox:
         self.elections: list[PendingElection] = []
         #: controller steps completed; a handler waits for it to pass the value it saw
         self.steps = 0
+        #: who was shutting down for the latest step: a step already under way when a broker
+        #: asked did not act for it, and its ControlledShutdown waits for the next one
+        self.acted_for: frozenset[int] = frozenset()
         self.next_rebalance = math.inf  # monotonic time of the next imbalance check
 
     def electorate(self, view: ClusterView) -> Electorate:
@@ -58,7 +61,8 @@ class ControllerInbox:
             value = (configs.get(topic) or {}).get(UNCLEAN_KEY)
             return default if value is None else value.strip().lower() == "true"
 
-        return Electorate(frozenset(self.shutting_down), unclean_allowed)
+        self.acted_for = frozenset(self.shutting_down)
+        return Electorate(self.acted_for, unclean_allowed)
 
     def took_office(self) -> None:
         """This broker just became controller: nobody is shutting down yet, the timer starts."""

@@ -349,7 +349,11 @@ class ClusterNode:
         self.inbox.shutting_down.add(broker_id)
         seen = self.inbox.steps
         self.session.nudge()
-        if not await self.wait_until(lambda _view: self.inbox.steps > seen, timeout_s) or self.epoch is None:
+
+        def acted(_view: ClusterView) -> bool:
+            return self.inbox.steps > seen and broker_id in self.inbox.acted_for
+
+        if not await self.wait_until(acted, timeout_s) or self.epoch is None:
             return None
         return [
             (t, p)

@@ -77,6 +77,9 @@ async def controlled_shutdown(node: ClusterNode, ask: AskController | None) -> N
     started = time.monotonic()
     attempts = config.controlled_shutdown_max_retries + 1
     for attempt in range(1, attempts + 1):
+        if not node.zk.connected:  # a call would wait for ZooKeeper: nobody could move anything
+            log.warning("controlled shutdown skipped: not connected to ZooKeeper")
+            return
         try:
             if not await node.session.run(_registered_by, node.zk, node.broker_id):
                 return  # not registered (never was, or the session is gone): nothing to hand over

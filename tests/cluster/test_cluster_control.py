@@ -178,7 +178,9 @@ def test_elect_leaders_preferred_and_unclean_through_the_admin_client(cluster: C
     }
 
 
-def test_only_the_controller_answers_elections_and_controlled_shutdowns(cluster: Cluster) -> None:
+def test_only_the_controller_answers_elections_and_controlled_shutdowns_also_after_failover(
+    cluster: Cluster,
+) -> None:
     controller = _controller(cluster)
     other = next(i for i in cluster.brokers if i != controller)
     with WireClient(cluster.brokers[other].bootstrap) as wire:
@@ -194,6 +196,34 @@ def test_only_the_controller_answers_elections_and_controlled_shutdowns(cluster:
     with WireClient(cluster.brokers[controller].bootstrap) as wire:
         resp = wire.request(ApiKey.CONTROLLED_SHUTDOWN, 0, {"broker_id": 99})  # v0: header v0 too
         assert resp.error_code == ErrorCode.BROKER_NOT_AVAILABLE
+
+    # after a controller failover, the new controller answers them
+    _single_replica_topic(cluster, "after", 3)
+    lost = {p for p in range(3) if _state(cluster, "after", p)[0]["leader"] == controller}
+    cluster.brokers[controller].kill()
+    successor = cluster.wait(
+        lambda: (
+            (got := cluster.json_if_any("/controller")) and got["brokerid"] != controller and got["brokerid"]
+        ),
+        what="a new controller",
+    )
+    with WireClient(cluster.brokers[successor].bootstrap) as wire:
+        body = {
+            "election_type": 0,
+            "topic_partitions": [{"topic": "after", "partitions": [0, 1, 2]}],
+            "timeout_ms": 5000,
+        }
+        resp = wire.request(ApiKey.ELECT_LEADERS, 2, body)
+        got = {
+            p.partition_id: p.error_code for t in resp.replica_election_results for p in t.partition_result
+        }
+        assert got == {
+            p: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if p in lost else ErrorCode.ELECTION_NOT_NEEDED
+            for p in range(3)
+        }
+        survivor = next(i for i in cluster.brokers if i not in (controller, successor))
+        resp = wire.request(ApiKey.CONTROLLED_SHUTDOWN, 3, {"broker_id": survivor, "broker_epoch": -1})
+        assert (resp.error_code, list(resp.remaining_partitions)) == (ErrorCode.NONE, [])  # one replica each
 
 
 @pytest.fixture
@@ -265,6 +295,22 @@ def test_topics_describe_shows_replicas_isr_and_offline(
     cluster.wait(
         lambda: all(victim not in _state(cluster, "shown", p)[0]["isr"] for p in THREE), what="failover"
     )
+
+    def seen_everywhere() -> bool:  # every live broker's view has caught up with ZooKeeper
+        leaders = {p: _state(cluster, "shown", p)[0]["leader"] for p in THREE}
+        for b in cluster.brokers.values():
+            if b.alive():
+                md = AdminClient({"bootstrap.servers": b.bootstrap, "log_level": 3}).list_topics(
+                    "shown", timeout=10
+                )
+                if (
+                    victim in md.brokers
+                    or {p: m.leader for p, m in md.topics["shown"].partitions.items()} != leaders
+                ):
+                    return False
+        return True
+
+    cluster.wait(seen_everywhere, what="the brokers' views")
     assert main(["topics", "describe", "shown", "--bootstrap-server", cluster.bootstrap]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[-3:] == ["REPLICAS", "ISR", "OFFLINE"]
