@@ -213,7 +213,12 @@ def test_only_the_controller_answers_elections_and_controlled_shutdowns_also_aft
             "topic_partitions": [{"topic": "after", "partitions": [0, 1, 2]}],
             "timeout_ms": 5000,
         }
-        resp = wire.request(ApiKey.ELECT_LEADERS, 2, body)
+
+        def answered() -> Any:  # NOT_CONTROLLER until the new controller has taken office
+            r = wire.request(ApiKey.ELECT_LEADERS, 2, body)
+            return r if r.error_code != ErrorCode.NOT_CONTROLLER else None
+
+        resp = cluster.wait(answered, what="the new controller in office")
         got = {
             p.partition_id: p.error_code for t in resp.replica_election_results for p in t.partition_result
         }
