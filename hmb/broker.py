@@ -116,7 +116,6 @@ class Broker:
 
             cluster = self.services.cluster
             cluster.offsets_led = functools.partial(follow_leadership, offsets, self.logs)
-            cluster.offsets_topic_config = dict(OFFSETS_TOPIC_CONFIG)
             cluster.ask_controller = ask_controller
         self.services.offsets = offsets
         self.services.transactions = self._load_transactions(offsets)

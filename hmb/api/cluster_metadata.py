@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from hmb.api.context import RequestContext
 from hmb.groups.offset_partitions import coordinator_partition
+from hmb.groups.offsets import TOPIC_CONFIG as OFFSETS_TOPIC_CONFIG
 from hmb.log.topic_ids import ZERO as ZERO_ID
 from kproto import ErrorCode
 
@@ -77,6 +78,23 @@ def partitions(view: ClusterView, topic: str) -> list[dict[str, Any]]:
 def topic_id(view: ClusterView, topic: str) -> bytes:
     text = view.topics[topic].topic_id
     return base64.urlsafe_b64decode(text + "==") if text else ZERO_ID
+
+
+async def create_offsets_topic(cluster: ClusterNode) -> None:
+    """Make ``__consumer_offsets`` on its first use, as Kafka does: placed over the brokers alive
+    then, so a cluster started broker by broker spreads its groups over all of them."""
+    from hmb.cluster.assignment import PlacementError
+    from hmb.cluster.layout import OFFSETS_TOPIC
+    from hmb.cluster.topics import TopicExistsError
+
+    settings = cluster.config
+    try:
+        placed = cluster.place(
+            settings.offsets_topic_num_partitions, settings.offsets_topic_replication_factor
+        )
+        await cluster.create_topic(OFFSETS_TOPIC, placed, dict(OFFSETS_TOPIC_CONFIG))
+    except (TopicExistsError, PlacementError) as exc:  # made meanwhile, or too few brokers yet
+        log.info("creating %s: %s", OFFSETS_TOPIC, exc)
 
 
 async def auto_create(cluster: ClusterNode, topic: str, count: int) -> None:

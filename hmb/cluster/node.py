@@ -20,7 +20,6 @@ cluster id: the first broker writes ``/cluster/id`` from its
 from __future__ import annotations
 
 import base64
-import contextlib
 import logging
 import math
 import time
@@ -40,7 +39,7 @@ from hmb.cluster.errors import ClusterError
 from hmb.cluster.layout import OFFSETS_TOPIC, BrokerRegistration, Endpoint, TopicAssignment
 from hmb.cluster.session import ZkSession
 from hmb.cluster.shutdown import AskController
-from hmb.cluster.topics import TopicExistsError, add_partitions, mark_for_deletion, write_topic
+from hmb.cluster.topics import add_partitions, mark_for_deletion, write_topic
 from hmb.cluster.view import ClusterView, read_view
 from hmb.config import BrokerConfig, ConfigError
 from hmb.log import topic_ids
@@ -79,8 +78,6 @@ class ClusterNode:
         #: told (partition count, partitions led here) of __consumer_offsets after each view change:
         #: the group coordinator serves the groups of the partitions this broker leads
         self.offsets_led: Callable[[int, set[int]], None] | None = None
-        #: the settings the first controller gives __consumer_offsets (the group coordinator's)
-        self.offsets_topic_config: dict[str, str] = {}
         #: sends ControlledShutdown to the controller (hmb.interbroker); None: cannot ask
         self.ask_controller: AskController | None = None
         #: what ControlledShutdown and ElectLeaders ask of this broker while it is controller
@@ -258,12 +255,7 @@ class ClusterNode:
         """The controller's step (blocking): the decision table, then the elections asked for."""
         assert self.epoch is not None
         electorate = self.inbox.electorate(view)
-        written = 0
-        if OFFSETS_TOPIC not in view.topics and view.brokers:
-            # the committed offsets' topic, placed like any other (Kafka makes it on first use)
-            self._write_offsets_topic(view)
-            written += 1
-        written += reconcile(self.zk, self.epoch, view, electorate)
+        written = reconcile(self.zk, self.epoch, view, electorate)
         if written:
             view = read_view(self.zk, None)  # elections start from what reconcile wrote
         results = [elect(self.zk, self.epoch, view, e.election_type, e.partitions, electorate) for e in asked]
@@ -273,14 +265,6 @@ class ClusterNode:
                 self.zk, self.epoch, view, self.config.leader_imbalance_per_broker_percentage, electorate
             )
         return written, results
-
-    def _write_offsets_topic(self, view: ClusterView) -> None:
-        racks = {b: r.rack for b, r in view.brokers.items()}
-        count = self.config.offsets_topic_num_partitions
-        placed = assign_replicas(racks, count, 1)
-        with contextlib.suppress(TopicExistsError):  # made by an earlier controller meanwhile
-            assignment = TopicAssignment(placed, _new_id_text())
-            write_topic(self.zk, OFFSETS_TOPIC, assignment, self.offsets_topic_config)
 
     async def _follow(self, previous: ClusterView, view: ClusterView) -> None:
         """Make the local logs agree with the view: open new topics and partitions, delete gone topics."""
