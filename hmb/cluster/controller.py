@@ -23,7 +23,8 @@ a partition whose leader or ISR no longer       the move :func:`hmb.cluster.elec
 fits the live brokers (gone, shutting down)     decides (its own table: new leader from the ISR,
                                                 epoch + 1; offline when none)
 an election asked for (ElectLeaders, auto       the move :func:`~hmb.cluster.elections.preferred`
-leader rebalance)                               or :func:`~hmb.cluster.elections.unclean` decides
+leader rebalance, /admin/preferred_replica_     or :func:`~hmb.cluster.elections.unclean` decides
+election)
 ==============================================  ==================================================
 
 With one replica per partition a dead broker's partitions are leaderless
@@ -208,6 +209,21 @@ def elect(
             outcome = Outcome.CHANGED  # its state changed while electing: ask again
         results[(topic, p)] = outcome
     return results
+
+
+def tool_election(zk: KazooClient, epoch: Epoch, view: ClusterView, electorate: Electorate) -> int:
+    """Kafka's ZooKeeper-mode preferred election: the partitions listed in
+    ``/admin/preferred_replica_election`` get their preferred leaders, then the znode goes."""
+    if view.preferred_election is None:
+        return 0
+    known = [tp for tp in view.preferred_election if tp[0] in view.topics]
+    moves = elect(zk, epoch, view, elections.PREFERRED, known, electorate)
+    try:
+        _fenced_write(zk, epoch, [("delete", layout.PREFERRED_ELECTION, b"", -1)])
+    except NoNodeError:
+        pass
+    log.info("controller: preferred replica election of %d partition(s) asked through ZooKeeper", len(known))
+    return 1 + sum(1 for outcome in moves.values() if outcome is Outcome.ELECTED)
 
 
 def rebalance(

@@ -32,7 +32,16 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from hmb.cluster import layout
 from hmb.cluster.assignment import assign_replicas
-from hmb.cluster.controller import ElectionResults, Epoch, FencedError, elect, rebalance, reconcile, try_elect
+from hmb.cluster.controller import (
+    ElectionResults,
+    Epoch,
+    FencedError,
+    elect,
+    rebalance,
+    reconcile,
+    tool_election,
+    try_elect,
+)
 from hmb.cluster.controller_inbox import ControllerInbox, PendingElection
 from hmb.cluster.elections import Outcome
 from hmb.cluster.errors import ClusterError
@@ -259,6 +268,7 @@ class ClusterNode:
         if written:
             view = read_view(self.zk, None)  # elections start from what reconcile wrote
         results = [elect(self.zk, self.epoch, view, e.election_type, e.partitions, electorate) for e in asked]
+        written += tool_election(self.zk, self.epoch, view, electorate)
         written += sum(outcome is Outcome.ELECTED for r in results for outcome in r.values())
         if self.inbox.rebalance_due():
             written += rebalance(

@@ -142,6 +142,7 @@ def _rejoin_isr(cluster: Cluster, topic: str, p: int, broker: int) -> None:
 
 def test_elect_leaders_preferred_and_unclean_through_the_admin_client(cluster: Cluster) -> None:
     _three_replica_topic(cluster, "pref")
+    _three_replica_topic(cluster, "tool")  # elected through Kafka's ZooKeeper-mode znode below
     controller = _controller(cluster)
     mover = next(i for i in cluster.brokers if i != controller)
     own = next(p for p, r in THREE.items() if r[0] == mover)  # the partition mover prefers
@@ -161,6 +162,19 @@ def test_elect_leaders_preferred_and_unclean_through_the_admin_client(cluster: C
     assert got == {own: 0, **others}
     after = _state(cluster, "pref", own)[0]
     assert (after["leader"], after["leader_epoch"]) == (mover, before["leader_epoch"] + 1)
+
+    # kafka-preferred-replica-election --zookeeper's way: the znode, acted on and removed
+    assert _state(cluster, "tool", own)[0]["leader"] != mover
+    _rejoin_isr(cluster, "tool", own, mover)
+    asked_json = {
+        "version": 1,
+        "partitions": [{"topic": "tool", "partition": own}, {"topic": "nope", "partition": 0}],
+    }
+    cluster.zk.create("/admin/preferred_replica_election", json.dumps(asked_json).encode())
+    cluster.wait(
+        lambda: not cluster.zk.exists("/admin/preferred_replica_election"), what="the znode acted on"
+    )
+    assert _state(cluster, "tool", own)[0]["leader"] == mover
 
     # unclean: a partition with one replica whose broker is gone has nobody to elect
     _single_replica_topic(cluster, "lone", 3)

@@ -121,3 +121,12 @@ def test_zookeeper_connect_with_a_chroot() -> None:
     assert split_connect("a:1,b:2/kafka/prod") == ("a:1,b:2", "/kafka/prod")
     assert split_connect("a:1") == ("a:1", "")
     assert split_connect("a:1/") == ("a:1", "")
+
+
+def test_preferred_replica_election_znode_json() -> None:
+    data = layout.encode_preferred_election([("t", 0), ("u", 3)])
+    assert json.loads(data) == {
+        "version": 1,
+        "partitions": [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 3}],
+    }
+    assert layout.decode_preferred_election(data) == [("t", 0), ("u", 3)]
