@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
 from hmb.api.authz import cluster_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.registry import handles
@@ -108,9 +110,10 @@ async def handle(ctx: RequestContext) -> Reply:
         return _reply(ErrorCode.NONE, _alone(ctx, everything))
     if cluster.epoch is None:
         return _refuse(ErrorCode.NOT_CONTROLLER, asked or [])
-    results = await cluster.elect(election_type, asked, max(body.timeout_ms, 0) / 1000)
+    try:
+        results = await cluster.elect(election_type, asked, max(body.timeout_ms, 0) / 1000)
+    except trio.TooSlowError:  # the controller's step did not come in time
+        return _refuse(ErrorCode.REQUEST_TIMED_OUT, asked or [])
     if results is None:
         return _refuse(ErrorCode.NOT_CONTROLLER, asked or [])
-    if not results:  # the controller's step did not come in time
-        return _refuse(ErrorCode.REQUEST_TIMED_OUT, asked or [])
     return _reply(ErrorCode.NONE, {tp: _ANSWERS[outcome.name] for tp, outcome in results.items()})

@@ -326,14 +326,13 @@ class ClusterNode:
         self, election_type: int, partitions: list[tuple[str, int]] | None, timeout_s: float
     ) -> ElectionResults | None:
         """ElectLeaders on the controller: the next step runs it. None: not (or no longer) controller;
-        missing partitions in the answer: the step did not come within ``timeout_s``."""
+        trio.TooSlowError: the step did not come within ``timeout_s``."""
         pending = PendingElection(election_type, partitions)
         self.inbox.elections.append(pending)
         self.session.nudge()
-        with trio.move_on_after(timeout_s):
+        with trio.fail_after(timeout_s):
             await pending.done.wait()
-            return pending.results
-        return {}
+        return pending.results
 
     async def shut_down_broker(self, broker_id: int, timeout_s: float) -> list[tuple[str, int]] | None:
         """ControlledShutdown on the controller: move ``broker_id``'s leaderships away (the next
