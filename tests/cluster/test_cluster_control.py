@@ -99,6 +99,12 @@ def test_controlled_shutdown_moves_leadership_before_the_registration_goes(clust
     single_led = [p for p in range(3) if _state(cluster, "single", p)[0]["leader"] == first]
     assert any(s["leader"] == first for s in before.values()) and single_led
 
+    # hmb serve says who it is, who the controller is and what it leads
+    started = cluster.brokers[first].log_text()
+    assert (
+        f"broker {first} in cluster {cluster.json('/cluster/id')['id']}: controller {controller}" in started
+    )
+    assert f"broker {first} leads" in started
     assert cluster.brokers[first].stop() == 0
     assert f"controlled shutdown of broker {first} done" in cluster.brokers[first].log_text()
     _check_handed_over(cluster, first, before)
