@@ -13,6 +13,7 @@ clean-shutdown marker).
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 from typing import Any
@@ -25,8 +26,9 @@ from hmb.api.dispatch import Dispatcher
 from hmb.clock import Clock
 from hmb.config import BrokerConfig, Listener
 from hmb.groups.coordinator import GroupCoordinator
+from hmb.groups.offset_partitions import GroupOffsets, follow_leadership
 from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
-from hmb.groups.offsets import OffsetStore
+from hmb.groups.offsets import TOPIC_CONFIG as OFFSETS_TOPIC_CONFIG
 from hmb.log.cleaner.cleaner import LogCleaner
 from hmb.log.manager import LogManager
 from hmb.net.server import endpoints, serve
@@ -41,10 +43,6 @@ from hmb.txn.state_log import TOPIC as TXN_STATE_TOPIC
 from hmb.txn.state_log import TransactionStateLog
 
 log = logging.getLogger(__name__)
-
-#: How Kafka creates ``__consumer_offsets``: compacted (never deleted by age or size), in
-#: segments of offsets.topic.segment.bytes so that the cleaner gets to closed ones.
-OFFSETS_TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.bytes": "104857600"}
 
 
 class Broker:
@@ -94,22 +92,31 @@ class Broker:
         return Listener(host, port, listener.name)
 
     @property
-    def offsets(self) -> OffsetStore:
+    def offsets(self) -> GroupOffsets:
         return self.services.offsets
 
     def open(self) -> None:
         """Load every partition and the committed offsets."""
         self.logs.load()
         self.settings.load()  # dynamic broker settings change the log's defaults
-        plog = (
-            self.logs.get(OFFSETS_TOPIC, 0)
-            or self.logs.create_topic(OFFSETS_TOPIC, 1, OFFSETS_TOPIC_CONFIG)[0]
+        plogs = self.logs.topics.get(OFFSETS_TOPIC) or self.logs.create_topic(
+            OFFSETS_TOPIC, 1, OFFSETS_TOPIC_CONFIG
         )
         overrides = self.logs.topic_configs.overrides(OFFSETS_TOPIC)
         if any(key not in overrides for key in OFFSETS_TOPIC_CONFIG):  # made by an older hmb
             self.logs.set_topic_overrides(OFFSETS_TOPIC, {**OFFSETS_TOPIC_CONFIG, **overrides})
-        offsets = OffsetStore(plog, self.clock.wall_ms)
-        loaded = offsets.load()
+        # alone: every partition on disk is this broker's; in a cluster, those it leads, loaded
+        # as it becomes their leader (hmb.groups.offset_partitions)
+        offsets = GroupOffsets(len(plogs), self.clock.wall_ms)
+        loaded = 0
+        if self.services.cluster is None:
+            loaded = sum(offsets.take_over(p, plog) for p, plog in enumerate(plogs))
+        else:
+            from hmb.interbroker.controlled_shutdown import ask_controller
+
+            cluster = self.services.cluster
+            cluster.offsets_led = functools.partial(follow_leadership, offsets, self.logs)
+            cluster.ask_controller = ask_controller
         self.services.offsets = offsets
         self.services.transactions = self._load_transactions(offsets)
         # the security stores live beside meta.properties in the first log directory
@@ -124,7 +131,7 @@ class Broker:
         if loaded:
             log.info("loaded %d committed-offset records from %s", loaded, OFFSETS_TOPIC)
 
-    def _load_transactions(self, offsets: OffsetStore) -> TransactionCoordinator:
+    def _load_transactions(self, offsets: GroupOffsets) -> TransactionCoordinator:
         """The transaction coordinator over ``__transaction_state`` (created by the first transaction)."""
         coordinator = TransactionCoordinator(
             self.logs,

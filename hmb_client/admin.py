@@ -56,7 +56,7 @@ from hmb_client.admin_types import (
     Node,
     ProducerState,
 )
-from hmb_client.cluster import Cluster, ClusterConfig, TopicInfo, parse_bootstrap, uses_api_versions
+from hmb_client.cluster import Cluster, ClusterConfig, Replicas, TopicInfo, parse_bootstrap, uses_api_versions
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import KafkaError, UnsupportedVersionError, error_for
 from hmb_client.request_bodies import ISOLATION, list_offsets_body
@@ -95,12 +95,16 @@ class PartitionCountMismatchError(KafkaError):
 
 
 class PartitionDescription(NamedTuple):
-    """One partition: its leader's node id and its offset range (-1 when unknown)."""
+    """One partition: its leader's node id, its offset range (-1 when unknown), and where its
+    replicas are (all of them, the in-sync ones, the offline ones), as ``kafka-topics --describe``."""
 
     partition: int
     leader: int
     earliest_offset: int
     latest_offset: int
+    replicas: tuple[int, ...] = ()
+    isr: tuple[int, ...] = ()
+    offline: tuple[int, ...] = ()
 
     @property
     def messages(self) -> int:
@@ -117,6 +121,12 @@ class TopicDescription(NamedTuple):
     @property
     def messages(self) -> int:
         return sum(p.messages for p in self.partitions)
+
+
+def _placement(info: TopicInfo, partition: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """A partition's replicas, in-sync replicas and offline replicas, as Metadata gave them."""
+    where = info.replicas[partition] if partition < len(info.replicas) else Replicas()
+    return where.replicas, where.isr, where.offline
 
 
 def is_internal(topic: str) -> bool:
@@ -567,6 +577,7 @@ class Admin:
                         leader,
                         offsets.get((info.name, partition, EARLIEST_TIMESTAMP), -1),
                         offsets.get((info.name, partition, LATEST_TIMESTAMP), -1),
+                        *_placement(info, partition),
                     )
                     for partition, leader in enumerate(info.leaders)
                 ],

@@ -61,6 +61,15 @@ def parse_bootstrap(servers: str | list[str] | tuple[str, ...]) -> list[tuple[st
     return out
 
 
+@dataclass(frozen=True)
+class Replicas:
+    """Where a partition lives: every replica, the in-sync ones, the ones whose broker is down."""
+
+    replicas: tuple[int, ...] = ()
+    isr: tuple[int, ...] = ()
+    offline: tuple[int, ...] = ()
+
+
 @dataclass
 class TopicInfo:
     name: str
@@ -68,6 +77,8 @@ class TopicInfo:
     error: int = 0
     internal: bool = False  # Metadata v1+ says so; v0 brokers do not (names starting "__" are)
     topic_id: bytes = NO_TOPIC_ID  # Metadata v10+ (KIP-516); all zeros: not known
+    #: per partition: its replicas, in-sync replicas and offline replicas (v5+), as Metadata says
+    replicas: list[Replicas] = field(default_factory=list)
 
     @property
     def partitions(self) -> int:
@@ -262,11 +273,16 @@ class Cluster:
                     self.topics[t.name] = TopicInfo(t.name, [], t.error_code, internal)
                     continue
                 leaders = [-1] * len(t.partitions)
+                replicas = [Replicas()] * len(t.partitions)
                 for p in t.partitions:
                     if 0 <= p.partition_index < len(leaders):
                         leaders[p.partition_index] = p.leader_id if not p.error_code else -1
+                        offline = tuple(p.offline_replicas) if version >= 5 else ()
+                        replicas[p.partition_index] = Replicas(
+                            tuple(p.replica_nodes), tuple(p.isr_nodes), offline
+                        )
                 topic_id = bytes(t.topic_id) if version >= 10 else NO_TOPIC_ID
-                self.topics[t.name] = TopicInfo(t.name, leaders, 0, internal, topic_id)
+                self.topics[t.name] = TopicInfo(t.name, leaders, 0, internal, topic_id, replicas)
             if topics is None:
                 known = {t.name for t in body.topics}
                 for name in list(self.topics):

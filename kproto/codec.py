@@ -85,7 +85,12 @@ class RequestPeek:
 
 
 def request_header_version(api_key: int, version: int) -> int:
-    """Header v2 for flexible request versions, v1 otherwise."""
+    """Header v2 for flexible request versions, v1 otherwise; v0 for ControlledShutdown v0.
+
+    ControlledShutdown v0 predates the client id: Kafka reads its header
+    without one, so kproto writes and reads it that way too."""
+    if api_key == ApiKey.CONTROLLED_SHUTDOWN and version == 0:
+        return 0
     msg = request_declaration(api_key)
     if msg is not None and version in msg.valid and msg.is_flexible(version):
         return 2

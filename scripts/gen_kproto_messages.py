@@ -61,6 +61,11 @@ time, newest first; from v1 one offset and its timestamp.""",
 ``topics`` list means "all topics"; from v1 that is a null list (and an
 empty one means "no topics").  Asking for an unknown topic may auto-create
 it when the broker allows that (v4+: only if the client also allows it).""",
+    7: """A broker about to stop asks the controller to move the leadership of
+every partition it leads to another in-sync replica (ZooKeeper mode,
+inter-broker).  The answer lists the partitions it still leads; the broker
+asks again after a back-off.  v0 is sent with request header v0 (no client
+id).""",
     8: """Store a consumer group's positions.  v0 stored offsets in ZooKeeper,
 v1 in Kafka with a per-partition commit timestamp (-1: broker time); v2-v4
 replace it by a request-wide retention time.  Kafka now calls

@@ -21,6 +21,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from hmb.api.context import RequestContext
+from hmb.groups.offset_partitions import coordinator_partition
+from hmb.groups.offsets import TOPIC_CONFIG as OFFSETS_TOPIC_CONFIG
 from hmb.log.topic_ids import ZERO as ZERO_ID
 from kproto import ErrorCode
 
@@ -31,21 +33,6 @@ if TYPE_CHECKING:
     from hmb.cluster.view import ClusterView
 
 log = logging.getLogger(__name__)
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode`` (over UTF-16 code units), as a signed 32-bit int."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def coordinator_partition(group: str, partitions: int) -> int:
-    """Kafka's ``Utils.abs(groupId.hashCode) % partitions`` (its abs maps MIN_VALUE to 0)."""
-    h = java_string_hash(group)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 def coordinator(cluster: ClusterNode, group: str) -> int:
@@ -91,6 +78,23 @@ def partitions(view: ClusterView, topic: str) -> list[dict[str, Any]]:
 def topic_id(view: ClusterView, topic: str) -> bytes:
     text = view.topics[topic].topic_id
     return base64.urlsafe_b64decode(text + "==") if text else ZERO_ID
+
+
+async def create_offsets_topic(cluster: ClusterNode) -> None:
+    """Make ``__consumer_offsets`` on its first use, as Kafka does: placed over the brokers alive
+    then, so a cluster started broker by broker spreads its groups over all of them."""
+    from hmb.cluster.assignment import PlacementError
+    from hmb.cluster.layout import OFFSETS_TOPIC
+    from hmb.cluster.topics import TopicExistsError
+
+    settings = cluster.config
+    try:
+        placed = cluster.place(
+            settings.offsets_topic_num_partitions, settings.offsets_topic_replication_factor
+        )
+        await cluster.create_topic(OFFSETS_TOPIC, placed, dict(OFFSETS_TOPIC_CONFIG))
+    except (TopicExistsError, PlacementError) as exc:  # made meanwhile, or too few brokers yet
+        log.info("creating %s: %s", OFFSETS_TOPIC, exc)
 
 
 async def auto_create(cluster: ClusterNode, topic: str, count: int) -> None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from hmb.cluster.node import ClusterNode
     from hmb.config import BrokerConfig, Listener
     from hmb.groups.coordinator import GroupCoordinator
-    from hmb.groups.offsets import OffsetStore
+    from hmb.groups.offset_partitions import GroupOffsets
     from hmb.log.manager import LogManager
     from hmb.log.region import FileRegion
     from hmb.security.authorizer import Authorizer
@@ -61,7 +61,7 @@ class Services:
     groups: GroupCoordinator
     advertised: Callable[..., Listener]  # (listener name=None) -> the address clients are told
     settings: Settings
-    _offsets: OffsetStore | None = None
+    _offsets: GroupOffsets | None = None
     _transactions: TransactionCoordinator | None = None
     clock: Clock = field(default_factory=Clock)  # the broker's time (hmb.clock): fetch waits on it
     #: None: no authoriser configured, everything is allowed (authorizer.class.name empty)
@@ -76,12 +76,12 @@ class Services:
     rack_receipts: Any = None
 
     @property
-    def offsets(self) -> OffsetStore:
+    def offsets(self) -> GroupOffsets:
         assert self._offsets is not None, "the committed offsets are not loaded yet"
         return self._offsets
 
     @offsets.setter
-    def offsets(self, store: OffsetStore) -> None:
+    def offsets(self, store: GroupOffsets) -> None:
         self._offsets = store
 
     @property
@@ -148,7 +148,7 @@ class RequestContext:
         return self.services.groups
 
     @property
-    def offsets(self) -> OffsetStore:
+    def offsets(self) -> GroupOffsets:
         return self.services.offsets
 
     @property

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from kproto import ApiKey, ErrorCode
 
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 async def delete_group(ctx: RequestContext, group_id: str) -> int:
     if not group_id:
         return ErrorCode.INVALID_GROUP_ID
+    if not_coordinator(ctx, group_id):  # in a cluster: another broker holds its offsets
+        return ErrorCode.NOT_COORDINATOR
     known = ctx.groups.describe(group_id) is not None or group_id in ctx.offsets.groups()
     if not known:
         return ErrorCode.GROUP_ID_NOT_FOUND

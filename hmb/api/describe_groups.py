@@ -16,6 +16,7 @@ from typing import Any
 
 from hmb.api.authz import OPERATIONS_NOT_ASKED, authorized_operations, group_allowed
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.groups.coordinator import GroupState
 from hmb.security.acl import Operation, ResourceType
@@ -35,6 +36,9 @@ def _describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     }
     if not group_allowed(ctx, Operation.DESCRIBE, group_id):
         out.update(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_state="")
+        return out
+    if not_coordinator(ctx, group_id):  # in a cluster: another broker coordinates it
+        out.update(error_code=ErrorCode.NOT_COORDINATOR, group_state="")
         return out
     g = ctx.groups.describe(group_id)
     if g is None:

@@ -3,7 +3,9 @@
 v1 adds the key type: 0 asks for a group's coordinator, 1 for a
 transactional id's; a broker alone is both (Describe on the group or the
 transactional id is required).  In a cluster a group's coordinator is the
-leader of its ``__consumer_offsets`` partition, and transactions are not
+leader of its ``__consumer_offsets`` partition (the first FindCoordinator
+makes that topic, answered COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka
+does), and transactions are not
 coordinated yet (COORDINATOR_NOT_AVAILABLE: their markers would go to
 partitions other brokers lead).  v3+ flexible.  v4+ (KIP-699) ask for a
 batch of keys of one type and are answered per key.  v5 only allows TRANSACTION_ABORTABLE among the answers.
@@ -37,7 +39,7 @@ def _error(code: int, message: str | None) -> dict[str, Any]:
 KEY_RESOURCES = {KEY_TYPE_GROUP: ResourceType.GROUP, KEY_TYPE_TRANSACTION: ResourceType.TRANSACTIONAL_ID}
 
 
-def coordinator_for(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
+async def coordinator_for(ctx: RequestContext, key_type: int, key: str) -> dict[str, Any]:
     """Who coordinates ``key`` of ``key_type``: error code and message, node id, host and port."""
     resource = KEY_RESOURCES.get(key_type)
     if resource is None:
@@ -48,9 +50,13 @@ def coordinator_for(ctx: RequestContext, key_type: int, key: str) -> dict[str, A
     if cluster is not None:
         if key_type == KEY_TYPE_TRANSACTION:  # markers go to partitions other brokers lead
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions in a cluster are not built yet")
-        from hmb.api.cluster_metadata import coordinator  # the leader of the group's offsets partition
+        from hmb.api.cluster_metadata import coordinator, create_offsets_topic
+        from hmb.cluster.layout import OFFSETS_TOPIC
 
-        node = coordinator(cluster, key)
+        if OFFSETS_TOPIC not in cluster.view.topics:  # its first use makes it, as in Kafka
+            await create_offsets_topic(cluster)
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{OFFSETS_TOPIC} is being created")
+        node = coordinator(cluster, key)  # the leader of the group's offsets partition
         reg = cluster.view.brokers.get(node)
         if reg is None:
             return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group's offsets partition has no leader")
@@ -77,12 +83,12 @@ async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     key_type = body.key_type if ctx.request.version >= 1 else KEY_TYPE_GROUP
     if ctx.request.version < BATCHED_VERSION:
-        return {"throttle_time_ms": 0, **coordinator_for(ctx, key_type, body.key)}
+        return {"throttle_time_ms": 0, **(await coordinator_for(ctx, key_type, body.key))}
     if not body.coordinator_keys:
         return {"throttle_time_ms": 0, "coordinators": []}
     return {
         "throttle_time_ms": 0,
         "coordinators": [
-            {"key": key, **coordinator_for(ctx, key_type, key)} for key in body.coordinator_keys
+            {"key": key, **(await coordinator_for(ctx, key_type, key))} for key in body.coordinator_keys
         ],
     }

@@ -31,8 +31,10 @@ from typing import Any
 
 from hmb.api.authz import group_allowed, topics_allowed
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.api.topic_keys import TopicKey, key_field, resolve
+from hmb.groups.offset_partitions import NotLoadedError
 from hmb.groups.offsets import CommitEntry
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
@@ -54,6 +56,8 @@ async def handle(ctx: RequestContext) -> Reply:
         group_error = ErrorCode.GROUP_AUTHORIZATION_FAILED
     elif not body.group_id:
         group_error = ErrorCode.INVALID_GROUP_ID
+    elif not_coordinator(ctx, body.group_id):
+        group_error = ErrorCode.NOT_COORDINATOR
     elif ctx.request.version >= 1:
         group_error = services.groups.check_commit(
             body.group_id, body.generation_id, body.member_id, body.get("group_instance_id")
@@ -108,6 +112,9 @@ async def handle(ctx: RequestContext) -> Reply:
             log.error("offset commit for group %s failed: %s", body.group_id, exc)
             for k in accepted_keys:
                 codes[k] = ErrorCode.COORDINATOR_NOT_AVAILABLE
+        except NotLoadedError:  # leadership of its offsets partition moved meanwhile
+            for k in accepted_keys:
+                codes[k] = ErrorCode.NOT_COORDINATOR
     return commit_answer(body.topics, codes, [key for key, _ in named], key_field(by_id))
 
 

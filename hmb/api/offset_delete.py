@@ -19,6 +19,7 @@ import logging
 from typing import Any
 
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.groups.subscription import CONSUMER_PROTOCOL_TYPE
 from kproto import ApiKey, ErrorCode
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 def _group_error(ctx: RequestContext, group_id: str) -> int:
     if not group_id:
         return ErrorCode.INVALID_GROUP_ID
+    if not_coordinator(ctx, group_id):  # in a cluster: another broker holds its offsets
+        return ErrorCode.NOT_COORDINATOR
     g = ctx.groups.describe(group_id)
     if g is None and group_id not in ctx.offsets.groups():
         return ErrorCode.GROUP_ID_NOT_FOUND

@@ -24,6 +24,7 @@ from typing import Any
 
 from hmb.api.authz import group_allowed, topics_allowed
 from hmb.api.context import Reply, RequestContext
+from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
 from hmb.api.topic_keys import key_field, resolve
 from hmb.security.acl import Operation
@@ -54,8 +55,15 @@ def _group_offsets(
     field = key_field(by_id)
     named = resolve(ctx, asked or (), by_id)
     topics: list[dict[str, Any]] = []
-    if not group_allowed(ctx, Operation.DESCRIBE, group_id):
-        denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    refusal = (
+        ErrorCode.GROUP_AUTHORIZATION_FAILED
+        if not group_allowed(ctx, Operation.DESCRIBE, group_id)
+        else ErrorCode.NOT_COORDINATOR
+        if not_coordinator(ctx, group_id)
+        else ErrorCode.NONE
+    )
+    if refusal != ErrorCode.NONE:
+        denied = refusal
         topics = [
             {field: key, "partitions": [_partition(i, -1, "", denied) for i in t.partition_indexes]}
             for t, (key, _) in zip(asked or (), named, strict=True)

@@ -3,7 +3,7 @@
 The offsets are written to ``__consumer_offsets`` as a transactional batch
 of the producer and held back: the group's committed offsets (OffsetFetch)
 show them only once the transaction commits, and never when it aborts
-(:meth:`hmb.groups.offsets.OffsetStore.stage_transaction`).
+(:meth:`hmb.groups.offset_partitions.GroupOffsets.stage_transaction`).
 
 Checks, in Kafka's order: Write on the transactional id, Read on the group,
 Read on each topic; the transaction must be open with the group added by
@@ -25,8 +25,10 @@ import logging
 from hmb.api.authz import allowed, group_allowed, topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
+from hmb.api.leadership import not_coordinator
 from hmb.api.offset_commit import commit_answer
 from hmb.api.registry import handles
+from hmb.groups.offset_partitions import NotLoadedError
 from hmb.groups.offsets import CommitEntry
 from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
@@ -42,6 +44,8 @@ def _request_error(ctx: RequestContext) -> int:
         return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     if not group_allowed(ctx, Operation.READ, body.group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if not_coordinator(ctx, body.group_id):
+        return ErrorCode.NOT_COORDINATOR
     code = services.transactions.check_offset_commit(
         body.transactional_id, body.producer_id, body.producer_epoch, body.group_id
     )
@@ -90,6 +94,9 @@ async def handle(ctx: RequestContext) -> Reply:
             await services.offsets.stage_transaction(
                 body.producer_id, body.producer_epoch, body.group_id, accepted
             )
+        except NotLoadedError:  # leadership of its offsets partition moved meanwhile
+            for entry in accepted:
+                codes[(entry.topic, entry.partition)] = ErrorCode.NOT_COORDINATOR
         except LOG_ERRORS as exc:
             log_refusal(log, exc, f"TxnOffsetCommit of {body.transactional_id}", ctx.peer)
             for entry in accepted:

@@ -19,15 +19,16 @@ a topic under /admin/delete_topics              its state, partitions, topic and
                                                 then the marker
 a partition with no state znode                 leader = first live replica, ISR = live replicas,
                                                 leader epoch 0 (no live replica: left unplaced)
-a leader whose broker is not registered         leader = first live member of the ISR, epoch + 1;
-                                                none (one replica): leader -1, ISR kept
-leader -1 and an ISR member registered again    leader = that member, epoch + 1
+a partition whose leader or ISR no longer       the move :func:`hmb.cluster.elections.failover`
+fits the live brokers (gone, shutting down)     decides (its own table: new leader from the ISR,
+                                                epoch + 1; offline when none)
+an election asked for (ElectLeaders, auto       the move :func:`~hmb.cluster.elections.preferred`
+leader rebalance, /admin/preferred_replica_     or :func:`~hmb.cluster.elections.unclean` decides
+election)
 ==============================================  ==================================================
 
 With one replica per partition a dead broker's partitions are leaderless
-until it returns, as Kafka with replication factor 1; the ISR and
-``unclean.leader.election.enable`` start to choose between replicas once
-followers exist (docs/cluster.md, "Where replication lands").
+until it returns, as Kafka with replication factor 1.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 
-from hmb.cluster import layout
+from hmb.cluster import elections, layout
+from hmb.cluster.elections import Electorate, Outcome
 from hmb.cluster.layout import PartitionState
 from hmb.cluster.receipts import delete_receipts
 from hmb.cluster.view import ClusterView
@@ -110,21 +112,6 @@ def _place(view: ClusterView, replicas: tuple[int, ...], epoch: int) -> bytes | 
     return PartitionState(live[0], 0, tuple(live), epoch).encode()
 
 
-def _moved(view: ClusterView, state: PartitionState, epoch: int) -> PartitionState | None:
-    """The state ``state`` should move to, or None when it is right as it is."""
-    if state.leader != layout.NO_LEADER and state.leader in view.brokers:
-        return None
-    live_isr = [b for b in state.isr if b in view.brokers]
-    if live_isr:
-        if live_isr[0] == state.leader:
-            return None
-        return PartitionState(live_isr[0], state.leader_epoch + 1, tuple(live_isr), epoch)
-    if state.leader == layout.NO_LEADER:
-        return None
-    isr = state.isr or (state.leader,)
-    return PartitionState(layout.NO_LEADER, state.leader_epoch + 1, isr, epoch)
-
-
 def _delete_topic(zk: KazooClient, epoch: Epoch, view: ClusterView, topic: str) -> None:
     assignment = view.topics.get(topic)
     ops: list[tuple[str, str, bytes, int]] = []
@@ -145,8 +132,9 @@ def _delete_topic(zk: KazooClient, epoch: Epoch, view: ClusterView, topic: str) 
     log.info("controller: deleted topic %s", topic)
 
 
-def reconcile(zk: KazooClient, epoch: Epoch, view: ClusterView) -> int:
+def reconcile(zk: KazooClient, epoch: Epoch, view: ClusterView, electorate: Electorate | None = None) -> int:
     """Write what the view lacks (the table above); how many znodes were written (blocking)."""
+    electorate = electorate or Electorate()
     written = 0
     for topic in sorted(view.deleting):
         _delete_topic(zk, epoch, view, topic)
@@ -167,22 +155,82 @@ def reconcile(zk: KazooClient, epoch: Epoch, view: ClusterView) -> int:
                     continue
                 written += 1
                 continue
-            moved = _moved(view, state, epoch.epoch)
-            if moved is None:
-                continue
-            try:
-                _fenced_write(
-                    zk, epoch, [("set", layout.state_path(topic, p), moved.encode(), state.zk_version)]
-                )
-            except BadVersionError:
-                continue  # changed since the view was read: the next wake-up sees it
-            log.info(
-                "controller: %s-%d leader %d -> %d (leader epoch %d)",
-                topic,
-                p,
-                state.leader,
-                moved.leader,
-                moved.leader_epoch,
-            )
-            written += 1
+            moved = elections.failover(view, topic, replicas, state, epoch.epoch, electorate)
+            if moved is not None and _move(zk, epoch, topic, p, state, moved):
+                written += 1
     return written
+
+
+def _move(
+    zk: KazooClient, epoch: Epoch, topic: str, p: int, state: PartitionState, moved: PartitionState
+) -> bool:
+    """Write ``moved`` over ``state`` if nobody changed it meanwhile; whether it was written."""
+    try:
+        _fenced_write(zk, epoch, [("set", layout.state_path(topic, p), moved.encode(), state.zk_version)])
+    except (BadVersionError, NoNodeError):
+        return False  # changed since the view was read: the next wake-up sees it
+    log.info(
+        "controller: %s-%d leader %d -> %d (leader epoch %d), ISR %s",
+        topic,
+        p,
+        state.leader,
+        moved.leader,
+        moved.leader_epoch,
+        list(moved.isr),
+    )
+    return True
+
+
+#: (topic, partition) -> how its election ended: an ElectLeaders answer per partition
+ElectionResults = dict[tuple[str, int], Outcome]
+
+
+def elect(
+    zk: KazooClient,
+    epoch: Epoch,
+    view: ClusterView,
+    election_type: int,
+    partitions: list[tuple[str, int]] | None,
+    electorate: Electorate,
+) -> ElectionResults:
+    """Run an ElectLeaders election (None: every partition) and write its moves (blocking)."""
+    if partitions is None:
+        partitions = sorted(
+            (t, p) for t, a in view.topics.items() if t not in view.deleting for p in a.partitions
+        )
+    rule = elections.preferred if election_type == elections.PREFERRED else elections.unclean
+    results: ElectionResults = {}
+    for topic, p in partitions:
+        assignment = view.topics.get(topic)
+        if assignment is None or p not in assignment.partitions or topic in view.deleting:
+            results[(topic, p)] = Outcome.UNKNOWN_PARTITION
+            continue
+        state = view.states.get((topic, p))
+        moved, outcome = rule(view, assignment.partitions[p], state, epoch.epoch, electorate)
+        if moved is not None and state is not None and not _move(zk, epoch, topic, p, state, moved):
+            outcome = Outcome.CHANGED  # its state changed while electing: ask again
+        results[(topic, p)] = outcome
+    return results
+
+
+def tool_election(zk: KazooClient, epoch: Epoch, view: ClusterView, electorate: Electorate) -> int:
+    """Kafka's ZooKeeper-mode preferred election: the partitions listed in
+    ``/admin/preferred_replica_election`` get their preferred leaders, then the znode goes."""
+    if view.preferred_election is None:
+        return 0
+    known = [tp for tp in view.preferred_election if tp[0] in view.topics]
+    moves = elect(zk, epoch, view, elections.PREFERRED, known, electorate)
+    try:
+        _fenced_write(zk, epoch, [("delete", layout.PREFERRED_ELECTION, b"", -1)])
+    except NoNodeError:
+        pass
+    log.info("controller: preferred replica election of %d partition(s) asked through ZooKeeper", len(known))
+    return 1 + sum(1 for outcome in moves.values() if outcome is Outcome.ELECTED)
+
+
+def rebalance(
+    zk: KazooClient, epoch: Epoch, view: ClusterView, percentage: int, electorate: Electorate
+) -> int:
+    """Auto leader rebalance: preferred elections for the imbalanced brokers' partitions (blocking)."""
+    moves = elect(zk, epoch, view, elections.PREFERRED, elections.imbalanced(view, percentage), electorate)
+    return sum(1 for outcome in moves.values() if outcome is Outcome.ELECTED)

@@ -15,6 +15,8 @@ path                                              kind       written by
 /config/topics/<topic>                            persistent the broker that received CreateTopics
 /admin/delete_topics/<topic>                      persistent the broker that received DeleteTopics;
                                                              the controller removes it when done
+/admin/preferred_replica_election                 persistent a tool asking for preferred leaders;
+                                                             the controller removes it when done
 ================================================  =========  ============================================
 
 This module is pure: paths and (de)serialisation, no I/O.  Every encoder
@@ -37,6 +39,7 @@ CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
 CONFIG_TOPICS = "/config/topics"
 DELETE_TOPICS = "/admin/delete_topics"
+PREFERRED_ELECTION = "/admin/preferred_replica_election"
 
 #: the persistent parents every broker makes sure of at start (Kafka's ZkClient does the same)
 PERSISTENT_PATHS = (BROKER_IDS, BROKER_TOPICS, CONFIG_TOPICS, DELETE_TOPICS, "/cluster")
@@ -251,3 +254,15 @@ RECEIPT_NAME = "produce - "
 def receipt_prefix(topic: str) -> str:
     """Where a rAck receipt of ``topic`` is created (a TTL sequential znode; the number is ZooKeeper's)."""
     return f"{BROKER_TOPICS}/{topic}/{RECEIPT_NAME}"
+
+
+# ---------------------------------------------------------------- /admin/preferred_replica_election
+
+
+def encode_preferred_election(partitions: Sequence[tuple[str, int]]) -> bytes:
+    return _dump({"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in partitions]})
+
+
+def decode_preferred_election(data: bytes) -> list[tuple[str, int]]:
+    """The partitions a tool asked preferred leaders for (Kafka's ZooKeeper-mode request)."""
+    return [(str(e["topic"]), int(e["partition"])) for e in _load(data).get("partitions") or ()]

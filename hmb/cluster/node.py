@@ -20,7 +20,6 @@ cluster id: the first broker writes ``/cluster/id`` from its
 from __future__ import annotations
 
 import base64
-import contextlib
 import logging
 import math
 import time
@@ -33,11 +32,23 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from hmb.cluster import layout
 from hmb.cluster.assignment import assign_replicas
-from hmb.cluster.controller import Epoch, FencedError, reconcile, try_elect
+from hmb.cluster.controller import (
+    ElectionResults,
+    Epoch,
+    FencedError,
+    elect,
+    rebalance,
+    reconcile,
+    tool_election,
+    try_elect,
+)
+from hmb.cluster.controller_inbox import ControllerInbox, PendingElection
+from hmb.cluster.elections import Outcome
 from hmb.cluster.errors import ClusterError
 from hmb.cluster.layout import OFFSETS_TOPIC, BrokerRegistration, Endpoint, TopicAssignment
 from hmb.cluster.session import ZkSession
-from hmb.cluster.topics import TopicExistsError, add_partitions, mark_for_deletion, write_topic
+from hmb.cluster.shutdown import AskController
+from hmb.cluster.topics import add_partitions, mark_for_deletion, write_topic
 from hmb.cluster.view import ClusterView, read_view
 from hmb.config import BrokerConfig, ConfigError
 from hmb.log import topic_ids
@@ -73,6 +84,13 @@ class ClusterNode:
         self._failing = False  # the last step failed: try again without waiting for a watch
         #: topic settings changed through this broker, to be written to /config/topics
         self._config_changes: dict[str, dict[str, str]] = {}
+        #: told (partition count, partitions led here) of __consumer_offsets after each view change:
+        #: the group coordinator serves the groups of the partitions this broker leads
+        self.offsets_led: Callable[[int, set[int]], None] | None = None
+        #: sends ControlledShutdown to the controller (hmb.interbroker); None: cannot ask
+        self.ask_controller: AskController | None = None
+        #: what ControlledShutdown and ElectLeaders ask of this broker while it is controller
+        self.inbox = ControllerInbox(config)
 
     @property
     def zk(self) -> KazooClient:
@@ -165,7 +183,10 @@ class ClusterNode:
             await self._step()
             task_status.started()
             while True:
-                with trio.move_on_after(RETRY_S if self._failing else math.inf):
+                wait_s = RETRY_S if self._failing else math.inf
+                if self.epoch is not None:  # the controller wakes for its leader balance check
+                    wait_s = min(wait_s, self.inbox.seconds_to_rebalance())
+                with trio.move_on_after(wait_s):
                     await self.session.changed()
                 try:
                     await self._step()
@@ -176,7 +197,15 @@ class ClusterNode:
                     self._failing = False
         finally:
             with trio.CancelScope(shield=True):
+                if self.config.controlled_shutdown_enable and self._endpoints:
+                    from hmb.cluster.shutdown import controlled_shutdown
+
+                    await controlled_shutdown(self, self.ask_controller)
                 await self.session.close()
+
+    async def run_step(self) -> None:
+        """One step of the loop, outside it: a stopping controller's own controlled shutdown."""
+        await self._step()
 
     def topic_changed(self, topic: str, config: dict[str, str]) -> None:
         """AlterConfigs changed ``topic`` here: share it through ZooKeeper at the next step."""
@@ -207,36 +236,45 @@ class ClusterNode:
             self.epoch = await self.session.run(try_elect, self.zk, self.broker_id)
             if self.epoch is not None:
                 log.info("broker %d is the controller (epoch %d)", self.broker_id, self.epoch.epoch)
+                self.inbox.took_office()
             view = await self.session.run(read_view, self.zk, self.session.watch)
         if view.controller != self.broker_id:
             self.epoch = None
-        elif self.epoch is not None:
+        taken = self.inbox.take()
+        results: list[ElectionResults] | None = None
+        if self.epoch is not None:
             try:
-                if await self.session.run(self._control, view):
+                written, results = await self.session.run(self._control, view, taken)
+                if written:
                     view = await self.session.run(read_view, self.zk, self.session.watch)
+                self.inbox.steps += 1
             except FencedError as exc:
                 log.warning("no longer the controller: %s", exc)
                 self.epoch = None
+            except BaseException:
+                self.inbox.elections[:0] = taken  # tried again at the next step
+                raise
+        self.inbox.answer(taken, results if self.epoch is not None else None)
         previous, self.view = self.view, view
         await self._follow(previous, view)
         self._updated.set()
         self._updated = trio.Event()
 
-    def _control(self, view: ClusterView) -> int:
+    def _control(self, view: ClusterView, asked: list[PendingElection]) -> tuple[int, list[ElectionResults]]:
+        """The controller's step (blocking): the decision table, then the elections asked for."""
         assert self.epoch is not None
-        written = 0
-        if OFFSETS_TOPIC not in view.topics and view.brokers:
-            # the committed offsets' topic, placed like any other (Kafka makes it on first use)
-            self._write_offsets_topic(view)
-            written += 1
-        return written + reconcile(self.zk, self.epoch, view)
-
-    def _write_offsets_topic(self, view: ClusterView) -> None:
-        racks = {b: r.rack for b, r in view.brokers.items()}
-        count = self.config.offsets_topic_num_partitions
-        placed = assign_replicas(racks, count, 1)
-        with contextlib.suppress(TopicExistsError):  # made by an earlier controller meanwhile
-            write_topic(self.zk, OFFSETS_TOPIC, TopicAssignment(placed, _new_id_text()), {})
+        electorate = self.inbox.electorate(view)
+        written = reconcile(self.zk, self.epoch, view, electorate)
+        if written:
+            view = read_view(self.zk, None)  # elections start from what reconcile wrote
+        results = [elect(self.zk, self.epoch, view, e.election_type, e.partitions, electorate) for e in asked]
+        written += tool_election(self.zk, self.epoch, view, electorate)
+        written += sum(outcome is Outcome.ELECTED for r in results for outcome in r.values())
+        if self.inbox.rebalance_due():
+            written += rebalance(
+                self.zk, self.epoch, view, self.config.leader_imbalance_per_broker_percentage, electorate
+            )
+        return written, results
 
     async def _follow(self, previous: ClusterView, view: ClusterView) -> None:
         """Make the local logs agree with the view: open new topics and partitions, delete gone topics."""
@@ -276,8 +314,45 @@ class ClusterNode:
         led = view.led_by(self.broker_id)
         if led != previous.led_by(self.broker_id):
             log.info("broker %d leads %d partition(s): %s", self.broker_id, len(led), _summary(led))
+        if view.controller != previous.controller:
+            log.info("broker %d: the controller is broker %d", self.broker_id, view.controller)
+        offsets = view.topics.get(OFFSETS_TOPIC)
+        if self.offsets_led is not None and offsets is not None:
+            self.offsets_led(len(offsets.partitions), {p for t, p in led if t == OFFSETS_TOPIC})
 
     # ------------------------------------------------------------ for the request handlers
+
+    async def elect(
+        self, election_type: int, partitions: list[tuple[str, int]] | None, timeout_s: float
+    ) -> ElectionResults | None:
+        """ElectLeaders on the controller: the next step runs it. None: not (or no longer) controller;
+        trio.TooSlowError: the step did not come within ``timeout_s``."""
+        pending = PendingElection(election_type, partitions)
+        self.inbox.elections.append(pending)
+        self.session.nudge()
+        with trio.fail_after(timeout_s):
+            await pending.done.wait()
+        return pending.results
+
+    async def shut_down_broker(self, broker_id: int, timeout_s: float) -> list[tuple[str, int]] | None:
+        """ControlledShutdown on the controller: move ``broker_id``'s leaderships away (the next
+        step does), then the partitions it still leads that have other replicas (Kafka answers
+        only those: a partition with one replica goes offline with its broker). None: not
+        controller, or no step came within ``timeout_s``."""
+        self.inbox.shutting_down.add(broker_id)
+        seen = self.inbox.steps
+        self.session.nudge()
+
+        def acted(_view: ClusterView) -> bool:
+            return self.inbox.steps > seen and broker_id in self.inbox.acted_for
+
+        if not await self.wait_until(acted, timeout_s) or self.epoch is None:
+            return None
+        return [
+            (t, p)
+            for t, p in self.view.led_by(broker_id)
+            if len(self.view.topics[t].partitions.get(p, ())) > 1
+        ]
 
     def leads(self, topic: str, partition: int) -> bool:
         return self.view.leader(topic, partition) == self.broker_id

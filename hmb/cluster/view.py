@@ -39,6 +39,8 @@ class ClusterView:
     states: Mapping[tuple[str, int], PartitionState] = field(default_factory=dict)
     configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     deleting: frozenset[str] = frozenset()
+    #: partitions a tool asked preferred leaders for (/admin/preferred_replica_election); None: none
+    preferred_election: tuple[tuple[str, int], ...] | None = None
 
     def leader(self, topic: str, partition: int) -> int:
         state = self.states.get((topic, partition))
@@ -99,4 +101,12 @@ def read_view(zk: KazooClient, watch: Callable[..., Any] | None) -> ClusterView:
         if got is not None:
             configs[topic] = layout.decode_topic_config(got[0])
     deleting = frozenset(_children(zk, layout.DELETE_TOPICS, watch))
-    return ClusterView(brokers, controller, epoch, topics, states, configs, deleting)
+    got = _data(zk, layout.PREFERRED_ELECTION, watch)
+    preferred = None
+    if got is not None:
+        try:
+            preferred = tuple(layout.decode_preferred_election(got[0]))
+        except (ValueError, KeyError, TypeError) as exc:  # a tool's bad JSON: acted on as empty
+            log.warning("%s is not readable: %s", layout.PREFERRED_ELECTION, exc)
+            preferred = ()
+    return ClusterView(brokers, controller, epoch, topics, states, configs, deleting, preferred)

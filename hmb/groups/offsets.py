@@ -49,6 +49,9 @@ from kproto.records.entry import MAGIC_OFFSET, entry_size, last_offset
 log = logging.getLogger(__name__)
 
 TOPIC = "__consumer_offsets"
+#: How Kafka creates ``__consumer_offsets``: compacted (never deleted by age or size), in
+#: segments of offsets.topic.segment.bytes so that the cleaner gets to closed ones.
+TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.bytes": "104857600"}
 INT64_MAX = 2**63 - 1
 
 _STRING = PascalString(Int16sb, "utf-8")

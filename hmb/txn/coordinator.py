@@ -16,7 +16,7 @@ Rules of this module:
   the COMMIT or ABORT markers are written to every partition of the
   transaction (this broker's own log: no WriteTxnMarkers round trip), the
   transaction's offsets become visible or are dropped
-  (:class:`~hmb.groups.offsets.OffsetStore`), then Complete* is logged.
+  (:class:`~hmb.groups.offset_partitions.GroupOffsets`), then Complete* is logged.
   Markers that cannot be written (a failing disk) are retried by the timer;
   the Prepare* state meanwhile keeps the id busy.
 * A fence (InitProducerId while a transaction is open, or the transaction's
@@ -47,7 +47,7 @@ from hmb.txn.states import TxnEvent, TxnState
 from kproto import ErrorCode
 
 if TYPE_CHECKING:
-    from hmb.groups.offsets import OffsetStore
+    from hmb.groups.offset_partitions import GroupOffsets
     from hmb.log.manager import LogManager
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class TransactionCoordinator:
     def __init__(
         self,
         logs: LogManager,
-        offsets: OffsetStore,
+        offsets: GroupOffsets,
         state_log: TransactionStateLog,
         clock: Clock,
         *,
@@ -220,7 +220,8 @@ class TransactionCoordinator:
 
     async def add_offsets(self, tid: str, producer_id: int, epoch: int, group: str) -> int:
         """Add ``group``'s offsets (the ``__consumer_offsets`` partition) to the transaction."""
-        code = await self.add_partitions(tid, producer_id, epoch, [(OFFSETS_TOPIC, 0)])
+        partition = self.offsets.partition_of(group)
+        code = await self.add_partitions(tid, producer_id, epoch, [(OFFSETS_TOPIC, partition)])
         if code == ErrorCode.NONE:
             self.transactions[tid].groups.add(group)
         return code

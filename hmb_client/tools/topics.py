@@ -104,7 +104,8 @@ hmb topics alter orders --partitions 12""",
         help="show partitions, leaders and offsets",
         description=(
             "Show each partition of the topics: its leader broker, earliest and latest offsets, "
-            "and how many messages it holds (latest - earliest)."
+            "how many messages it holds (latest - earliest), and its replicas, in-sync replicas "
+            "and offline replicas (as kafka-topics --describe; '-' for none)."
         ),
     )
     describe.add_argument("topics", metavar="TOPIC", nargs="*", help="topics to describe (default: all)")
@@ -249,8 +250,13 @@ def format_cleaner_table(states: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _brokers(ids: tuple[int, ...]) -> str:
+    """Broker ids as kafka-topics writes them (``1,2,3``); ``-`` for none."""
+    return ",".join(map(str, ids)) or "-"
+
+
 def format_table(descriptions: list[TopicDescription]) -> str:
-    header = ("TOPIC", "PARTITION", "LEADER", "EARLIEST", "LATEST", "MESSAGES")
+    header = ("TOPIC", "PARTITION", "LEADER", "EARLIEST", "LATEST", "MESSAGES", "REPLICAS", "ISR", "OFFLINE")
     rows = [header]
     for d in descriptions:
         for p in d.partitions:
@@ -262,6 +268,9 @@ def format_table(descriptions: list[TopicDescription]) -> str:
                     str(p.earliest_offset),
                     str(p.latest_offset),
                     str(p.messages),
+                    _brokers(p.replicas),
+                    _brokers(p.isr),
+                    _brokers(p.offline),
                 )
             )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

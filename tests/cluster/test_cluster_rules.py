@@ -8,11 +8,11 @@ from collections import Counter
 
 import pytest
 
-from hmb.api.cluster_metadata import coordinator_partition, java_string_hash
 from hmb.cluster import layout
 from hmb.cluster.assignment import PlacementError, assign_replicas
 from hmb.cluster.layout import BrokerRegistration, Endpoint, PartitionState, TopicAssignment
 from hmb.cluster.session import split_connect
+from hmb.groups.offset_partitions import coordinator_partition, java_string_hash
 
 
 def test_rack_unaware_placement_is_kafkas() -> None:
@@ -121,3 +121,12 @@ def test_zookeeper_connect_with_a_chroot() -> None:
     assert split_connect("a:1,b:2/kafka/prod") == ("a:1,b:2", "/kafka/prod")
     assert split_connect("a:1") == ("a:1", "")
     assert split_connect("a:1/") == ("a:1", "")
+
+
+def test_preferred_replica_election_znode_json() -> None:
+    data = layout.encode_preferred_election([("t", 0), ("u", 3)])
+    assert json.loads(data) == {
+        "version": 1,
+        "partitions": [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 3}],
+    }
+    assert layout.decode_preferred_election(data) == [("t", 0), ("u", 3)]

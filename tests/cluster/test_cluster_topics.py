@@ -16,6 +16,7 @@ from cluster import Cluster, three_brokers
 from wire import WireClient, fetch_body
 from zookeeper import ZooKeeperProcess
 
+from hmb.groups.offset_partitions import coordinator_partition
 from kproto import ApiKey, ErrorCode
 
 ck = pytest.importorskip("confluent_kafka")
@@ -107,7 +108,17 @@ def test_off_the_leader_a_partition_is_not_served(cluster: Cluster) -> None:
 
 
 def test_groups_are_served_by_their_coordinator_only(cluster: Cluster) -> None:
-    coordinator = cluster.json("/brokers/topics/__consumer_offsets/partitions/0/state")["leader"]
+    with WireClient(cluster.brokers[0].bootstrap) as c:  # the first use makes __consumer_offsets
+        cluster.wait(
+            lambda: (
+                c.request(ApiKey.FIND_COORDINATOR, 1, {"key": "some-group", "key_type": 0}).error_code
+                == ErrorCode.NONE
+            ),
+            what="the group's coordinator",
+        )
+    partitions = len(cluster.json("/brokers/topics/__consumer_offsets")["partitions"])
+    home = coordinator_partition("some-group", partitions)
+    coordinator = cluster.json(f"/brokers/topics/__consumer_offsets/partitions/{home}/state")["leader"]
     for b in cluster.brokers.values():  # every broker names the same coordinator
         with WireClient(b.bootstrap) as c:
             found = c.request(ApiKey.FIND_COORDINATOR, 1, {"key": "some-group", "key_type": 0})
@@ -125,6 +136,24 @@ def test_groups_are_served_by_their_coordinator_only(cluster: Cluster) -> None:
     with WireClient(cluster.brokers[other].bootstrap) as c:
         assert c.request(ApiKey.JOIN_GROUP, 0, join).error_code == ErrorCode.NOT_COORDINATOR
         assert c.request(ApiKey.HEARTBEAT, 0, heartbeat).error_code == ErrorCode.NOT_COORDINATOR
+        # the offsets and group admin requests too: the offsets are held by the coordinator only
+        commit = {
+            "group_id": "some-group",
+            "topics": [
+                {
+                    "name": "led",
+                    "partitions": [{"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}],
+                }
+            ],
+        }
+        got = c.request(ApiKey.OFFSET_COMMIT, 0, commit)
+        assert got.topics[0].partitions[0].error_code == ErrorCode.NOT_COORDINATOR
+        fetch = {"group_id": "some-group", "topics": [{"name": "led", "partition_indexes": [0]}]}
+        assert c.request(ApiKey.OFFSET_FETCH, 2, fetch).error_code == ErrorCode.NOT_COORDINATOR
+        described = c.request(ApiKey.DESCRIBE_GROUPS, 0, {"groups": ["some-group"]})
+        assert described.groups[0].error_code == ErrorCode.NOT_COORDINATOR
+        deleted = c.request(ApiKey.DELETE_GROUPS, 0, {"groups_names": ["some-group"]})
+        assert deleted.results[0].error_code == ErrorCode.NOT_COORDINATOR
     with WireClient(cluster.brokers[coordinator].bootstrap) as c:
         assert c.request(ApiKey.JOIN_GROUP, 0, join).error_code == ErrorCode.NONE
 

@@ -43,7 +43,9 @@ def test_create_list_describe_with_offsets(make_broker: Any) -> None:
     broker = make_broker("num.partitions=3")
     with Admin(broker.bootstrap) as admin:
         created = admin.create_topic("orders")
-        assert created == TopicDescription("orders", [PartitionDescription(p, 0, 0, 0) for p in range(3)])
+        # alone: each partition's one replica (broker 0) leads and is in sync
+        expected = [PartitionDescription(p, 0, 0, 0, (0,), (0,), ()) for p in range(3)]
+        assert created == TopicDescription("orders", expected)
         with Producer(broker.bootstrap) as producer:
             for partition, count in ((0, 5), (1, 0), (2, 2)):
                 for i in range(count):

@@ -117,9 +117,20 @@ def test_topics_create_list_describe(make_broker: Any, capsys: pytest.CaptureFix
     ok(hmb("produce", "alpha", *bs, stdin=b"x\ny\nz\n"))  # null keys: one partition (sticky)
     assert main(["topics", "describe", "alpha", *bs]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["TOPIC", "PARTITION", "LEADER", "EARLIEST", "LATEST", "MESSAGES"]
+    assert lines[0].split() == [
+        "TOPIC",
+        "PARTITION",
+        "LEADER",
+        "EARLIEST",
+        "LATEST",
+        "MESSAGES",
+        "REPLICAS",
+        "ISR",
+        "OFFLINE",
+    ]
     rows = [line.split() for line in lines[1:]]
     assert [r[:3] for r in rows] == [["alpha", "0", "0"], ["alpha", "1", "0"]]
+    assert [r[6:] for r in rows] == [["0", "0", "-"], ["0", "0", "-"]]  # alone: one replica, in sync
     assert sorted(int(r[5]) for r in rows) == [0, 3]
     assert all(int(r[4]) - int(r[3]) == int(r[5]) for r in rows)
 

@@ -39,6 +39,7 @@ NO_PEER: dict[int, str] = {
     39: "RenewDelegationToken: not in kafka-python",
     40: "ExpireDelegationToken: not in kafka-python",
     41: "DescribeDelegationToken: not in kafka-python",
+    7: "ControlledShutdown: inter-broker, no class in kafka-python",
     64: "UnregisterBroker: not in kafka-python",
     68: "ConsumerGroupHeartbeat: not in kafka-python",
     69: "ConsumerGroupDescribe: not in kafka-python",

@@ -84,14 +84,14 @@ PROPERTIES: tuple[Property, ...] = (
     Property(
         "offsets.topic.num.partitions",
         INT,
-        1,
-        "The partition count of __consumer_offsets; a group's coordinator is the leader of "
-        "the partition its id hashes to. Kafka's is 50; hmb keeps committed offsets in one.",
+        50,
+        "The partition count of __consumer_offsets in a cluster; a group's coordinator is the "
+        "leader of the partition its id hashes to, and its committed offsets move with that "
+        "leadership. Alone, the broker keeps them in one partition (the spread buys nothing on "
+        "one broker, and a fresh start stays quick).",
         CLUSTER,
         attr="offsets_topic_num_partitions",
         at_least=1,
-        kafka_default="50",
-        acted_on=False,
     ),
     Property(
         "replica.lag.time.max.ms",
@@ -109,10 +109,68 @@ PROPERTIES: tuple[Property, ...] = (
         "unclean.leader.election.enable",
         BOOLEAN,
         False,
-        "Whether a replica outside the in-sync set may become leader (losing records) when "
-        "no in-sync one is alive. With one replica a dead leader's partition waits for it.",
+        "Whether the controller may make a replica outside the in-sync set leader (losing "
+        "records) when no in-sync one is alive. With one replica a dead leader's partition "
+        "waits for it.",
         CLUSTER,
         attr="unclean_leader_election_enable",
-        acted_on=False,
+    ),
+    Property(
+        "controlled.shutdown.enable",
+        BOOLEAN,
+        True,
+        "Whether a broker stopping cleanly first asks the controller to move the leadership of "
+        "its partitions to other in-sync replicas, so clients never meet a leaderless partition.",
+        CLUSTER,
+        attr="controlled_shutdown_enable",
+    ),
+    Property(
+        "controlled.shutdown.max.retries",
+        INT,
+        3,
+        "How many times a stopping broker asks the controller again while it still leads "
+        "partitions that could move (or the controller cannot be reached) before it stops anyway.",
+        CLUSTER,
+        attr="controlled_shutdown_max_retries",
+        at_least=0,
+    ),
+    Property(
+        "controlled.shutdown.retry.backoff.ms",
+        INT,
+        5000,
+        "The pause between two controlled shutdown attempts.",
+        CLUSTER,
+        attr="controlled_shutdown_retry_backoff_ms",
+        at_least=0,
+        unit="ms",
+    ),
+    Property(
+        "auto.leader.rebalance.enable",
+        BOOLEAN,
+        True,
+        "Whether the controller moves leadership back to each partition's preferred replica (the "
+        "first of its assignment) when that replica is alive and in sync and its broker is "
+        "imbalanced.",
+        CLUSTER,
+        attr="auto_leader_rebalance_enable",
+    ),
+    Property(
+        "leader.imbalance.check.interval.seconds",
+        INT,
+        300,
+        "How often the controller checks the leaders' balance (auto.leader.rebalance.enable).",
+        CLUSTER,
+        attr="leader_imbalance_check_interval_seconds",
+        at_least=1,
+    ),
+    Property(
+        "leader.imbalance.per.broker.percentage",
+        INT,
+        10,
+        "The share (in percent) of a broker's preferred partitions that others may lead before "
+        "the controller gives them back.",
+        CLUSTER,
+        attr="leader_imbalance_per_broker_percentage",
+        at_least=0,
     ),
 )
