@@ -37,15 +37,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 import trio
 
-from hmb.log import retention, time_lookup
+from hmb.log import reading, replica_writes, retention, time_lookup
 from hmb.log.cleaner.swap import finish_interrupted_swaps
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.errors import (
@@ -53,7 +52,6 @@ from hmb.log.errors import (
     InvalidProducerEpochError,
     KeylessRecordError,
     MagicNotAllowedError,
-    OffsetOutOfRangeError,
     PartitionDeletedError,
     RecordListTooLargeError,
     TransactionalBatchError,
@@ -113,6 +111,7 @@ class PartitionLog:
         "_directory",
         "_epochs",
         "_high_watermark",
+        "_leader_epoch",
         "_load_lock",
         "_producers",
         "_segments",
@@ -147,6 +146,7 @@ class PartitionLog:
         # None: the high watermark is the log end (alone, or one replica); a replicated
         # partition's leader and followers set it (set_high_watermark)
         self._high_watermark: int | None = None
+        self._leader_epoch = LEADER_EPOCH  # stamped into appended batches (see lead)
         self.deleted = False
         #: where DeleteRecords moved the log's start (0: the first segment's base decides)
         self.deleted_before = 0
@@ -331,6 +331,24 @@ class PartitionLog:
             self._wake_readers()
 
     @property
+    def leader_epoch(self) -> int:
+        """The epoch this broker leads (or last led) the partition in: appends are stamped with it."""
+        return self._leader_epoch
+
+    def lead(self, epoch: int) -> None:
+        """Lead from now on in ``epoch``: it begins at the log end (leader-epoch-checkpoint)."""
+        self._leader_epoch = epoch
+        self.epochs.assign(epoch, self.log_end_offset)
+
+    async def append_replicated(self, records: bytes | bytearray | memoryview) -> int:
+        """Append a leader's batches as they are (:func:`hmb.log.replica_writes.append_replicated`)."""
+        return await replica_writes.append_replicated(self, records)
+
+    async def truncate_to(self, offset: int) -> None:
+        """Cut the log back to end at ``offset`` (:func:`hmb.log.replica_writes.truncate_to`)."""
+        await replica_writes.truncate_to(self, offset)
+
+    @property
     def size_bytes(self) -> int:
         return sum(seg.size for seg in self.segments.values())
 
@@ -393,7 +411,7 @@ class PartitionLog:
             records,
             base,
             max_message_bytes=self.config.max_message_bytes,
-            partition_leader_epoch=LEADER_EPOCH,
+            partition_leader_epoch=self._leader_epoch,
         )
         batches = result.producer_batches
         idempotent: list[ProducerBatch] = []
@@ -494,6 +512,7 @@ class PartitionLog:
                     coordinator_epoch=coordinator_epoch,
                     base_offset=offset,
                     timestamp=now,
+                    partition_leader_epoch=self._leader_epoch,
                 )
             )
             if self.config.message_timestamp_type == "LogAppendTime":
@@ -605,7 +624,6 @@ class PartitionLog:
 
     # ---------------------------------------------------------------- reading
 
-    @contextmanager
     def read(
         self,
         offset: int,
@@ -614,45 +632,11 @@ class PartitionLog:
         min_one: bool = False,
         end_offset: int | None = None,
         replica: bool = False,
-    ) -> Iterator[FileRegion | None]:
-        """The file region starting at the entry holding ``offset``, at most ``max_bytes`` long.
-
-        With ``min_one`` the region holds at least that whole first entry even
-        when it is larger than ``max_bytes`` (so that a reader whose limit is
-        smaller than an entry still makes progress).  ``end_offset`` (the last
-        stable offset, for read_committed) ends the region before the entry
-        that holds it.  Yields ``None`` when ``offset`` is the high watermark
-        or at or past ``end_offset`` (nothing yet); raises
-        :class:`OffsetOutOfRangeError` outside the log.  The region is valid
-        while the context is open.  A ``replica`` (a follower copying the log)
-        reads up to the log end instead of the high watermark.
-        """
-        hw = self.log_end_offset if replica else self.high_watermark
-        if offset < self.log_start_offset or offset > hw:
-            raise OffsetOutOfRangeError(
-                f"offset {offset} outside [{self.log_start_offset}, {hw}] of {self.topic}-{self.partition}"
-            )
-        stop = hw if end_offset is None else min(hw, end_offset)
-        if offset >= stop or (max_bytes <= 0 and not min_one):
-            yield None
-            return
-        idx = self.segments.bisect_right(offset) - 1
-        while idx < len(self.segments):
-            seg = self.segments.peekitem(idx)[1]
-            pos = seg.find_position(offset)
-            if pos is not None:
-                end = seg.size
-                if end_offset is not None and end_offset < seg.next_offset:
-                    cut_at = seg.find_position(end_offset)
-                    end = end if cut_at is None else cut_at
-                length = max(0, min(max_bytes, end - pos))
-                if min_one:
-                    length = max(length, min(seg.entry_size(pos), end - pos))
-                with seg.pinned():
-                    yield FileRegion(seg, pos, length)
-                return
-            idx += 1
-        yield None
+    ) -> contextlib.AbstractContextManager[FileRegion | None]:
+        """The file region at ``offset`` (:func:`hmb.log.reading.read_region`, which says how)."""
+        return reading.read_region(
+            self, offset, max_bytes, min_one=min_one, end_offset=end_offset, replica=replica
+        )
 
     def offsets_before(self, timestamp: int, max_num_offsets: int) -> list[int]:
         """Kafka 0.8's ``getOffsetsBefore`` (:func:`hmb.log.time_lookup.offsets_before`)."""
