@@ -225,8 +225,12 @@ class ClusterNode:
     def _control(self, view: ClusterView) -> int:
         assert self.epoch is not None
         written = 0
-        if OFFSETS_TOPIC not in view.topics and view.brokers:
-            # the committed offsets' topic, placed like any other (Kafka makes it on first use)
+        if (
+            OFFSETS_TOPIC not in view.topics
+            and len(view.brokers) >= self.config.offsets_topic_replication_factor
+        ):
+            # the committed offsets' topic, placed like any other once enough brokers are alive
+            # for its replication factor (Kafka refuses to make it with fewer)
             self._write_offsets_topic(view)
             written += 1
         return written + reconcile(self.zk, self.epoch, view)
@@ -234,7 +238,7 @@ class ClusterNode:
     def _write_offsets_topic(self, view: ClusterView) -> None:
         racks = {b: r.rack for b, r in view.brokers.items()}
         count = self.config.offsets_topic_num_partitions
-        placed = assign_replicas(racks, count, 1)
+        placed = assign_replicas(racks, count, self.config.offsets_topic_replication_factor)
         with contextlib.suppress(TopicExistsError):  # made by an earlier controller meanwhile
             write_topic(self.zk, OFFSETS_TOPIC, TopicAssignment(placed, _new_id_text()), {})
 
