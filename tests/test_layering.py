@@ -86,6 +86,8 @@ RULES = (
     Rule("hmb/txn", ("hmb.api", "hmb.net", "hmb.broker", "hmb.cli")),
     # the cluster on ZooKeeper: below the API, above the log; the one user of kazoo
     Rule("hmb/cluster", ("hmb.api", "hmb.net", "hmb.broker", "hmb.cli", "hmb.groups", "kproto")),
+    # replication: the local replicas' roles; ZooKeeper only through hmb.cluster's session
+    Rule("hmb/replication", ("hmb.api", "hmb.net", "hmb.broker", "hmb.cli", "hmb.groups", "hmb.txn")),
     # principals, SASL mechanisms, credentials and ACLs: sans-I/O, below the API and network layers
     Rule(
         "hmb/security",

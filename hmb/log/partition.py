@@ -121,6 +121,7 @@ class PartitionLog:
         "config",
         "deleted",
         "deleted_before",
+        "on_leader_append",
         "partition",
         "topic",
         "wall",
@@ -147,6 +148,9 @@ class PartitionLog:
         # partition's leader and followers set it (set_high_watermark)
         self._high_watermark: int | None = None
         self._leader_epoch = LEADER_EPOCH  # stamped into appended batches (see lead)
+        #: called after each append while this broker leads a replicated partition: the
+        #: leader's high watermark may move (hmb.replication)
+        self.on_leader_append: Callable[[], None] | None = None
         self.deleted = False
         #: where DeleteRecords moved the log's start (0: the first segment's base decides)
         self.deleted_before = 0
@@ -393,6 +397,8 @@ class PartitionLog:
         finally:
             mvar.put_nowait(state)
         self._wake_readers()
+        if self.on_leader_append is not None:
+            self.on_leader_append()
         return info
 
     def _wake_readers(self) -> None:
@@ -535,6 +541,8 @@ class PartitionLog:
             if self._flush_due(state):
                 await self._flush_now(state, seg)
         self._wake_readers()
+        if self.on_leader_append is not None:
+            self.on_leader_append()
         return offset
 
     @property

@@ -19,7 +19,7 @@ _chroots = itertools.count()
 
 
 class Cluster:
-    def __init__(self, connect: str, home: Path, size: int = 3) -> None:
+    def __init__(self, connect: str, home: Path, size: int = 3, extra: tuple[str, ...] = ()) -> None:
         self.chroot = f"/hmb-test-{next(_chroots)}"
         self.connect = connect + self.chroot
         self.brokers = {
@@ -28,6 +28,7 @@ class Cluster:
                 f"zookeeper.connect={self.connect}",
                 f"broker.id={i}",
                 f"zookeeper.session.timeout.ms={SESSION_MS}",
+                *extra,
             )
             for i in range(size)
         }
@@ -71,8 +72,9 @@ class Cluster:
         self.zk.close()
 
 
-def three_brokers(connect: str, home: Path) -> Iterator[Cluster]:
-    cluster = Cluster(connect, home)
+def three_brokers(connect: str, home: Path, *extra: str) -> Iterator[Cluster]:
+    """Three brokers with ``extra`` settings (``name=value``) besides the cluster's own."""
+    cluster = Cluster(connect, home, extra=extra)
     try:
         yield cluster.start()
     finally:
