@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 from cluster import Cluster, three_brokers
+from wire import WireClient, fetch_body, produce_body
 from zookeeper import ZooKeeperProcess
+
+from kproto import ApiKey, ErrorCode
+from kproto.records import RecordBatchBuilder, RecordBatchReader
 
 ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
@@ -91,3 +95,61 @@ def test_rf3_acks_all_copies_every_byte_to_every_replica(cluster: Cluster) -> No
             seen.append(msg.value())
     consumer.close()
     assert sorted(seen) == [b"v%06d" % i for i in range(3000)]
+
+
+def one_batch(value: bytes) -> bytes:
+    b = RecordBatchBuilder()
+    b.append(None, value, int(time.time() * 1000))
+    return b.build()
+
+
+def produce_wire(cluster: Cluster, broker: int, topic: str, value: bytes, acks: int) -> Any:
+    body = produce_body(topic, 0, one_batch(value), acks=acks)
+    body.update(timeout_ms=15000, transactional_id=None)
+    with WireClient(cluster.brokers[broker].bootstrap, timeout=30) as c:
+        return c.request(ApiKey.PRODUCE, 7, body).responses[0].partition_responses[0]
+
+
+def consume_wire(cluster: Cluster, broker: int, topic: str, offset: int) -> tuple[int, list[bytes | None]]:
+    """(high watermark, values) a consumer's Fetch v4 gets from ``offset`` at ``broker``."""
+    body = fetch_body(topic, 0, offset)
+    body.update(max_bytes=1 << 20, isolation_level=0)
+    with WireClient(cluster.brokers[broker].bootstrap) as c:
+        part = c.request(ApiKey.FETCH, 4, body).responses[0].partitions[0]
+    assert part.error_code == ErrorCode.NONE
+    values = [r.value for b in RecordBatchReader(part.records or b"") for r in b.records()]
+    return part.high_watermark, values
+
+
+def isr(cluster: Cluster, topic: str) -> list[int]:
+    got = state(cluster, topic, 0)
+    return sorted(got["isr"]) if got else []
+
+
+def test_followers_gone_shrink_the_isr_then_acks_all_is_refused(cluster: Cluster) -> None:
+    create(cluster, "guarded", 1, **{"min.insync.replicas": "2"})
+    leader = state(cluster, "guarded", 0)["leader"]
+    first, second = (b for b in sorted(cluster.brokers) if b != leader)
+    assert produce_wire(cluster, leader, "guarded", b"all-three", -1).error_code == ErrorCode.NONE
+    cluster.brokers[first].kill()
+    # acks=all goes on once the dead follower has left the ISR (replica.lag.time.max.ms)
+    answer = produce_wire(cluster, leader, "guarded", b"two-of-three", -1)
+    assert answer.error_code == ErrorCode.NONE
+    assert isr(cluster, "guarded") == sorted([leader, second])
+    cluster.brokers[second].kill()
+    # the last follower is dead but still in sync: what the leader alone holds stays invisible
+    hw, _ = consume_wire(cluster, leader, "guarded", 0)
+    appended = produce_wire(cluster, leader, "guarded", b"leader-only", 1)
+    assert appended.error_code == ErrorCode.NONE and appended.base_offset == hw
+    hw_now, values = consume_wire(cluster, leader, "guarded", 0)
+    assert hw_now == hw and b"leader-only" not in values, "a consumer saw past the high watermark"
+    cluster.wait(lambda: isr(cluster, "guarded") == [leader], what="the ISR down to the leader")
+    assert b"leader-only" in consume_wire(cluster, leader, "guarded", 0)[1]
+    refused = produce_wire(cluster, leader, "guarded", b"refused", -1)
+    assert refused.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert b"refused" not in consume_wire(cluster, leader, "guarded", 0)[1]
+    for b in (first, second):  # they come back, catch up and rejoin the ISR
+        cluster.brokers[b].restart()
+    cluster.wait(lambda: isr(cluster, "guarded") == [0, 1, 2], timeout=60, what="the ISR whole again")
+    assert produce_wire(cluster, leader, "guarded", b"all-again", -1).error_code == ErrorCode.NONE
+    cluster.wait(lambda: identical(cluster, "guarded", 0, [0, 1, 2]), what="guarded-0 identical")
