@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from cluster import Cluster, three_brokers
+from replicas import LAG_MS, create, everyone_sees_everyone, identical, isr, state
 from wire import WireClient, fetch_body, produce_body
 from zookeeper import ZooKeeperProcess
 
@@ -16,9 +17,6 @@ from kproto import ApiKey, ErrorCode
 from kproto.records import RecordBatchBuilder, RecordBatchReader
 
 ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-LAG_MS = 2000  # replica.lag.time.max.ms: a dead follower leaves the ISR within seconds
 
 
 @pytest.fixture(scope="module")
@@ -28,39 +26,6 @@ def cluster(zookeeper: ZooKeeperProcess, tmp_path_factory: pytest.TempPathFactor
     ):
         everyone_sees_everyone(c)
         yield c
-
-
-def everyone_sees_everyone(cluster: Cluster) -> None:
-    """Wait until every live broker's Metadata lists every live broker (their views agree)."""
-    live = sorted(i for i, b in cluster.brokers.items() if b.alive())
-
-    def agreed() -> bool:
-        for i in live:
-            md = AdminClient({"bootstrap.servers": cluster.brokers[i].bootstrap}).list_topics(timeout=10)
-            if sorted(md.brokers) != live:
-                return False
-        return True
-
-    cluster.wait(agreed, what="every broker's view of the others")
-
-
-def create(cluster: Cluster, name: str, partitions: int, **config: str) -> None:
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    admin.create_topics([NewTopic(name, partitions, 3, config=config)])[name].result(30)
-
-
-def state(cluster: Cluster, topic: str, p: int) -> Any:
-    return cluster.json_if_any(f"/brokers/topics/{topic}/partitions/{p}/state")
-
-
-def segment_bytes(cluster: Cluster, broker: int, topic: str, p: int) -> bytes:
-    directory = cluster.brokers[broker].data_dir / f"{topic}-{p}"
-    return b"".join(f.read_bytes() for f in sorted(directory.glob("*.log")))
-
-
-def identical(cluster: Cluster, topic: str, p: int, brokers: list[int]) -> bool:
-    copies = {segment_bytes(cluster, b, topic, p) for b in brokers}
-    return len(copies) == 1 and bool(next(iter(copies)))
 
 
 def produce_all(bootstrap: str, topic: str, count: int, **extra: Any) -> list[Any]:
@@ -119,11 +84,6 @@ def consume_wire(cluster: Cluster, broker: int, topic: str, offset: int) -> tupl
     assert part.error_code == ErrorCode.NONE
     values = [r.value for b in RecordBatchReader(part.records or b"") for r in b.records()]
     return part.high_watermark, values
-
-
-def isr(cluster: Cluster, topic: str) -> list[int]:
-    got = state(cluster, topic, 0)
-    return sorted(got["isr"]) if got else []
 
 
 def test_followers_gone_shrink_the_isr_then_acks_all_is_refused(cluster: Cluster) -> None:
