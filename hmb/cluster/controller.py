@@ -25,9 +25,9 @@ leader -1 and an ISR member registered again    leader = that member, epoch + 1
 ==============================================  ==================================================
 
 With one replica per partition a dead broker's partitions are leaderless
-until it returns, as Kafka with replication factor 1; the ISR and
-``unclean.leader.election.enable`` start to choose between replicas once
-followers exist (docs/cluster.md, "Where replication lands").
+until it returns, as Kafka with replication factor 1; with more, the new
+leader is the first live member of the ISR, which the leader keeps
+(:mod:`hmb.replication`); ``unclean.leader.election.enable`` is not acted on.
 """
 
 from __future__ import annotations
