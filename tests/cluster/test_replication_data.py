@@ -68,9 +68,11 @@ def one_batch(value: bytes) -> bytes:
     return b.build()
 
 
-def produce_wire(cluster: Cluster, broker: int, topic: str, value: bytes, acks: int) -> Any:
+def produce_wire(
+    cluster: Cluster, broker: int, topic: str, value: bytes, acks: int, timeout_ms: int = 15000
+) -> Any:
     body = produce_body(topic, 0, one_batch(value), acks=acks)
-    body.update(timeout_ms=15000, transactional_id=None)
+    body.update(timeout_ms=timeout_ms, transactional_id=None)
     with WireClient(cluster.brokers[broker].bootstrap, timeout=30) as c:
         return c.request(ApiKey.PRODUCE, 7, body).responses[0].partition_responses[0]
 
@@ -97,10 +99,13 @@ def test_followers_gone_shrink_the_isr_then_acks_all_is_refused(cluster: Cluster
     assert answer.error_code == ErrorCode.NONE
     assert isr(cluster, "guarded") == sorted([leader, second])
     cluster.brokers[second].kill()
-    # the last follower is dead but still in sync: what the leader alone holds stays invisible
+    # the last follower is dead but still in sync: acks=all waits for it (here in vain), and
+    # what the leader alone holds stays invisible to consumers
     hw, _ = consume_wire(cluster, leader, "guarded", 0)
+    waited = produce_wire(cluster, leader, "guarded", b"unreplicated", -1, timeout_ms=300)
+    assert waited.error_code == ErrorCode.REQUEST_TIMED_OUT and waited.base_offset == hw
     appended = produce_wire(cluster, leader, "guarded", b"leader-only", 1)
-    assert appended.error_code == ErrorCode.NONE and appended.base_offset == hw
+    assert appended.error_code == ErrorCode.NONE and appended.base_offset == hw + 1
     hw_now, values = consume_wire(cluster, leader, "guarded", 0)
     assert hw_now == hw and b"leader-only" not in values, "a consumer saw past the high watermark"
     cluster.wait(lambda: isr(cluster, "guarded") == [leader], what="the ISR down to the leader")
