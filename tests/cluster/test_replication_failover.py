@@ -89,3 +89,17 @@ def test_leader_kill_loses_no_acknowledged_record(cluster: Cluster) -> None:
     cluster.wait(lambda: identical(cluster, "failover", 0, [0, 1, 2]), what="failover-0 identical")
     read = read_all(cluster.brokers[new_leader].bootstrap, "failover", RECORDS)
     assert read == [b"r%06d" % i for i in range(RECORDS)], "every acknowledged record once, in order"
+
+
+def test_a_short_leader_kill_loop(cluster: Cluster) -> None:
+    """Three kills of whichever broker leads (bench/replica_kills.py runs thirty)."""
+    from bench.replica_kills import kill_loop
+
+    create(cluster, "loop", 1, **{"min.insync.replicas": "2"})
+    outcome = kill_loop(cluster, "loop", kills=3, per_kill=600)
+    print(f"kill loop: failover after each kill {outcome.failover_s} s")
+    assert outcome.failed == 0 and outcome.acknowledged == outcome.records == 1800
+    assert (outcome.lost, outcome.duplicates) == (0, 0)
+    assert outcome.in_order and outcome.read_back == 1800
+    assert outcome.replicas_identical
+    assert len(outcome.failover_s) == 3
