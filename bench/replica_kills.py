@@ -56,6 +56,18 @@ def _log_bytes(cluster: Any, broker: int, topic: str) -> bytes:
     return b"".join(f.read_bytes() for f in sorted(directory.glob("*.log")))
 
 
+def _wait(cluster: Any, topic: str, condition: Any, what: str) -> None:
+    """``cluster.wait`` that says, when it times out, what each broker logged of the topic."""
+    try:
+        cluster.wait(condition, SETTLE_S, what)
+    except AssertionError as exc:
+        lines = [f"state: {_state(cluster, topic)}"]
+        for i, b in cluster.brokers.items():
+            text = b.log_text().splitlines()
+            lines += [f"broker {i}: {line}" for line in text if topic in line or "fetcher" in line][-15:]
+        raise AssertionError(f"{exc}\n" + "\n".join(lines)) from None
+
+
 def read_partition(bootstrap: str, topic: str, expected: int, timeout_s: float = 60.0) -> list[bytes]:
     """Every value of partition 0 from the start (a consumer without a group's offsets)."""
     import confluent_kafka as ck
@@ -93,7 +105,8 @@ def kill_loop(cluster: Any, topic: str, kills: int, per_kill: int, acks: str = "
             "message.timeout.ms": 120000,
         }
     )
-    acked: list[tuple[float, bytes]] = []
+    acked: list[tuple[float, bytes]] = []  # (when its delivery report came, value)
+    sent_at_kill = 0
     failed: list[Any] = []
 
     def report(err: Any, msg: Any) -> None:
@@ -105,7 +118,7 @@ def kill_loop(cluster: Any, topic: str, kills: int, per_kill: int, acks: str = "
     failovers: list[float] = []
     sent = 0
     for _round in range(kills):
-        leader = cluster.wait(lambda: (_state(cluster, topic) or {}).get("leader", -1) >= 0, SETTLE_S)
+        cluster.wait(lambda: (_state(cluster, topic) or {}).get("leader", -1) >= 0, SETTLE_S, "a leader")
         leader = _state(cluster, topic)["leader"]
         before = len(acked)
         killed_at = None
@@ -117,20 +130,31 @@ def kill_loop(cluster: Any, topic: str, kills: int, per_kill: int, acks: str = "
                 producer.poll(0.005)  # a steady stream rather than one burst
             if killed_at is None and i >= per_kill // 2:
                 cluster.wait(
-                    lambda b=before: len(acked) - b >= per_kill // 4 or producer.poll(0.05) < 0, SETTLE_S
+                    lambda b=before: len(acked) - b >= per_kill // 4 or producer.poll(0.05) < 0,
+                    SETTLE_S,
+                    "records acknowledged before the kill",
                 )
                 cluster.brokers[leader].kill()
-                killed_at = time.monotonic()
+                killed_at, sent_at_kill = time.monotonic(), sent
         producer.flush(SETTLE_S)
-        after = [t for t, _ in acked if killed_at is not None and t > killed_at]
-        if after:
-            failovers.append(min(after) - killed_at)  # type: ignore[operator]
+        # the first acknowledgement of a record produced after the kill: the new leader's
+        after = [t for t, v in acked if int(v[1:]) >= sent_at_kill]
+        if after and killed_at is not None:
+            failovers.append(min(after) - killed_at)
         cluster.brokers[leader].restart()
-        cluster.wait(
-            lambda: sorted((_state(cluster, topic) or {}).get("isr", [])) == sorted(cluster.brokers), SETTLE_S
+        _wait(
+            cluster,
+            topic,
+            lambda: sorted((_state(cluster, topic) or {}).get("isr", [])) == sorted(cluster.brokers),
+            "the killed broker back in the ISR",
         )
     producer.flush(SETTLE_S)
-    cluster.wait(lambda: len({_log_bytes(cluster, b, topic) for b in cluster.brokers}) == 1, SETTLE_S)
+    _wait(
+        cluster,
+        topic,
+        lambda: len({_log_bytes(cluster, b, topic) for b in cluster.brokers}) == 1,
+        "identical replicas",
+    )
     values = [v for _, v in acked]
     read = read_partition(cluster.bootstrap, topic, len(set(values)))
     in_log = set(read)

@@ -324,6 +324,12 @@ class PartitionLog:
         hw = self._high_watermark
         return log_end if hw is None else min(hw, log_end)
 
+    @property
+    def high_watermark_known(self) -> bool:
+        """Whether replication has set the high watermark since the log was opened (until then
+        it is the log end, which a replica that just started cannot vouch for)."""
+        return self._high_watermark is not None
+
     def set_high_watermark(self, offset: int | None) -> None:
         """Make ``offset`` the high watermark (``None``: follow the log end again, as alone).
 

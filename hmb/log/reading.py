@@ -6,6 +6,10 @@ Rules:
   holds), a read_committed one further bounded by the last stable offset
   (``end_offset``); a follower copying the log (``replica``) reads up to the
   log end.
+* Out of range is outside the log (below its start, past its end), as
+  Kafka's: a consumer between the high watermark and the log end (a new
+  leader's high watermark may lag what the old one had shown) gets nothing
+  yet, not OFFSET_OUT_OF_RANGE and a reset.
 * The region starts at the entry holding the offset asked for and never
   splits an entry at its start; ``min_one`` makes it hold that whole first
   entry even past ``max_bytes`` so that a reader with a small limit still
@@ -39,16 +43,17 @@ def read_region(
 ) -> Iterator[FileRegion | None]:
     """The file region of ``plog`` starting at the entry holding ``offset``, at most ``max_bytes`` long.
 
-    Yields ``None`` when ``offset`` is the end of what the reader may see or
-    at or past ``end_offset`` (nothing yet); raises
-    :class:`OffsetOutOfRangeError` outside the log.  The region is valid while
+    Yields ``None`` when ``offset`` is at or past the end of what the reader
+    may see (nothing yet); raises :class:`OffsetOutOfRangeError` outside the
+    log.  The region is valid while
     the context is open.
     """
-    hw = plog.log_end_offset if replica else plog.high_watermark
-    if offset < plog.log_start_offset or offset > hw:
+    log_end = plog.log_end_offset
+    if offset < plog.log_start_offset or offset > log_end:
         raise OffsetOutOfRangeError(
-            f"offset {offset} outside [{plog.log_start_offset}, {hw}] of {plog.topic}-{plog.partition}"
+            f"offset {offset} outside [{plog.log_start_offset}, {log_end}] of {plog.topic}-{plog.partition}"
         )
+    hw = log_end if replica else plog.high_watermark
     stop = hw if end_offset is None else min(hw, end_offset)
     if offset >= stop or (max_bytes <= 0 and not min_one):
         yield None

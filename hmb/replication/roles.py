@@ -7,8 +7,9 @@ Rules:
   that is not in a partition's assignment does nothing with it.
 * Becoming leader (a new epoch): the epoch begins at the log end
   (leader-epoch-checkpoint) and stamps every append; the high watermark is
-  held where it was and moves only by :class:`LeaderState`'s rule, after each
-  append (the log's ``on_leader_append``) and each follower fetch.
+  held where it was (at the log start for a replica just started) and moves
+  only by :class:`LeaderState`'s rule, after each append (the log's
+  ``on_leader_append``) and each follower fetch.
 * Becoming follower (a new leader or epoch): the high watermark is held, the
   partition joins the fetcher of its leader broker, which first truncates
   the divergent tail (OffsetForLeaderEpoch) and then copies.
@@ -52,6 +53,13 @@ class Following:
     leader: int
     epoch: int
     truncated: bool = False
+
+
+def _known_high_watermark(plog: PartitionLog) -> int:
+    """Where a replica's high watermark starts when its role changes: where it was, or, for a
+    replica that just started (no checkpoint of it is kept), the log start: it rises as soon as
+    the in-sync replicas are heard from, and never shows a record they might not hold."""
+    return plog.high_watermark if plog.high_watermark_known else plog.log_start_offset
 
 
 class Replication:
@@ -146,7 +154,7 @@ class Replication:
             replicas,
             state.isr,
             plog.log_end_offset,
-            plog.high_watermark,
+            _known_high_watermark(plog),
             time.monotonic(),
         )
         self.leaders[tp] = leader
@@ -176,7 +184,7 @@ class Replication:
             return
         if tp in self.leaders:
             self._stop_leading(tp)
-        plog.set_high_watermark(min(plog.high_watermark, plog.log_end_offset))
+        plog.set_high_watermark(_known_high_watermark(plog))
         if current is not None and current.leader in self.fetchers:
             self.fetchers[current.leader].partitions.pop(tp, None)
         self.following[tp] = Following(state.leader, state.leader_epoch)

@@ -9,6 +9,7 @@ import pytest
 import trio
 
 from hmb.log.config import LogConfig
+from hmb.log.errors import OffsetOutOfRangeError
 from hmb.log.partition import PartitionLog
 from hmb.log.replica_writes import ReplicaOffsetError, whole_entries
 from kproto.records import RecordBatchBuilder, RecordBatchReader
@@ -106,8 +107,11 @@ def test_consumers_read_only_up_to_the_high_watermark(tmp_path: Path) -> None:
         with plog.read(0, 1 << 20) as region:
             assert region is not None
             assert [b.header.base_offset for b in RecordBatchReader(region.read())] == [0]
-        with plog.read(1, 1 << 20) as region:
-            assert region is None
+        for offset in (1, 2, 3):  # past the high watermark but inside the log: nothing yet
+            with plog.read(offset, 1 << 20) as region:
+                assert region is None
+        with pytest.raises(OffsetOutOfRangeError):
+            plog.read(4, 1 << 20).__enter__()
         assert len(list(RecordBatchReader(everything(plog)))) == 3, "a replica reads to the log end"
 
     trio.run(main)
