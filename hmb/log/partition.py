@@ -354,6 +354,10 @@ class PartitionLog:
         """Append a leader's batches as they are (:func:`hmb.log.replica_writes.append_replicated`)."""
         return await replica_writes.append_replicated(self, records)
 
+    async def restart_at(self, offset: int) -> None:
+        """Empty the log to start at ``offset`` (:func:`hmb.log.replica_writes.restart_at`)."""
+        await replica_writes.restart_at(self, offset)
+
     async def truncate_to(self, offset: int) -> None:
         """Cut the log back to end at ``offset`` (:func:`hmb.log.replica_writes.truncate_to`)."""
         await replica_writes.truncate_to(self, offset)

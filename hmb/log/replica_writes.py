@@ -10,6 +10,9 @@ Rules:
 * What an append means beyond the bytes is replayed from the batch headers
   as a start-up replay would: producer state, open and aborted transactions,
   and a leader epoch the log had not seen begins at its batch's offset.
+* A follower so far behind that its leader no longer has what it would
+  fetch next starts again, empty, at the leader's log start
+  (:func:`restart_at`).
 * Truncation cuts the log back to end at an offset (a follower's divergent
   tail after a leader change): whole segments past it go, the segment
   holding it is cut at the entry boundary and its indexes rebuilt, the
@@ -133,3 +136,25 @@ async def truncate_to(plog: PartitionLog, offset: int) -> None:
         if plog._high_watermark is not None:
             plog._high_watermark = min(plog._high_watermark, offset)
     log.info("truncated %s-%d from %d to %d", plog.topic, plog.partition, before, offset)
+
+
+async def restart_at(plog: PartitionLog, offset: int) -> None:
+    """Empty the log and let it start at ``offset``: a follower so far behind that the leader
+    deleted what it would fetch next (retention) starts again at the leader's log start."""
+    async with plog.exclusive():
+        if plog.deleted:
+            return
+        segments = plog.segments
+        while len(segments):
+            segments.popitem(-1)[1].delete()
+        seg = plog._new_segment(offset, new=True)
+        seg.next_offset = offset
+        segments[offset] = seg
+        plog.deleted_before = offset
+        plog.producers = ProducerStateManager()
+        plog._txns = PartitionTransactions()
+        plog.epochs.entries = []
+        plog.epochs.write()
+        if plog._high_watermark is not None:
+            plog._high_watermark = offset
+    log.info("%s-%d: emptied, starting again at offset %d", plog.topic, plog.partition, offset)

@@ -14,6 +14,8 @@ Rules:
   the follower cuts there, the same rule again.
 * Records are appended as they are (:meth:`PartitionLog.append_replicated`);
   the follower's high watermark is the leader's, never past its own log end.
+* A follower behind the leader's log start (OFFSET_OUT_OF_RANGE with the
+  leader's log start past its end) empties its copy and starts there.
 * A partition refused with an epoch or leadership error waits for the next
   view; a connection that fails is opened again after a pause.  Nothing
   here retries in a tight loop.
@@ -206,8 +208,12 @@ class LeaderFetcher:
     async def _take(self, tp: TP, f: Following, plog: PartitionLog, part: Any) -> bool:
         """Apply one partition's answer; False when it was refused (wait before asking again)."""
         if part.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            if part.log_start_offset > plog.log_end_offset:  # the leader deleted what comes next
+                log.warning("%s-%d: behind the leader's log start %d", *tp, part.log_start_offset)
+                await plog.restart_at(part.log_start_offset)
+                return True
             log.warning("%s-%d: offset %d out of range at the leader", *tp, plog.log_end_offset)
-            f.truncated = False  # ask where the epoch ends again
+            f.truncated = False  # past the leader's end: ask where the epoch ends again
             return False
         if part.error_code != ErrorCode.NONE:
             log.info("%s-%d: fetch refused: %s", *tp, ErrorCode(part.error_code).name)

@@ -115,3 +115,27 @@ def test_consumers_read_only_up_to_the_high_watermark(tmp_path: Path) -> None:
         assert len(list(RecordBatchReader(everything(plog)))) == 3, "a replica reads to the log end"
 
     trio.run(main)
+
+
+def test_a_follower_behind_the_leaders_start_starts_again_there(tmp_path: Path) -> None:
+    async def main() -> None:
+        plog = open_log(tmp_path / "p")
+        plog.lead(2)
+        for i in range(3):
+            await plog.append(batch(b"old-%d" % i, pid=5, seq=i))
+        plog.set_high_watermark(3)
+        await plog.restart_at(40)
+        assert (plog.log_start_offset, plog.log_end_offset, plog.high_watermark) == (40, 40, 40)
+        assert plog.producers.snapshot() == {} and plog.epochs.entries == []
+        leader = open_log(tmp_path / "leader")
+        leader.lead(3)
+        await leader.truncate_to(0)
+        await leader.restart_at(40)
+        await leader.append(batch(b"new"))
+        await plog.append_replicated(everything(leader))
+        assert values(plog) == [b"new"] and plog.epochs.entries == [(3, 40)]
+        plog.close()
+        again = open_log(tmp_path / "p")
+        assert (again.log_start_offset, again.log_end_offset) == (40, 41)
+
+    trio.run(main)
