@@ -6,8 +6,10 @@ Rules:
   cut: OffsetForLeaderEpoch asks the leader where the follower's latest
   epoch ends there, and the log is truncated to that (or to where the
   follower's own copy of the epoch the leader answered ends, when that is
-  earlier), as KIP-101/279.  An undefined answer (the leader knows no such
-  epoch) truncates to the follower's high watermark.
+  earlier), as KIP-101/279.  When the follower never had the epoch the
+  leader answered, it cuts to where its own earlier epochs end and asks
+  again.  An undefined answer (the leader knows no such epoch) truncates to
+  the follower's high watermark.
 * Then Fetch v12 with ``replica_id`` = this broker, the log end as fetch
   offset and the latest epoch as ``last_fetched_epoch``: a leader that finds
   the follower diverged answers ``diverging_epoch`` instead of records, and
@@ -118,15 +120,20 @@ class LeaderFetcher:
 
     # ------------------------------------------------------------ truncation
 
-    async def _cut_to(self, plog: PartitionLog, epoch: int, end_offset: int) -> None:
-        """The leader says ``epoch`` ends at ``end_offset``: cut what this copy holds past it."""
+    async def _cut_to(self, plog: PartitionLog, epoch: int, end_offset: int) -> bool:
+        """The leader says ``epoch`` ends at ``end_offset``: cut what this copy holds past it.
+
+        True when that settles it; False when this copy never had ``epoch`` (it was cut to
+        where its own epochs below it end, and the leader is asked again), as KIP-279."""
         if epoch < 0 or end_offset < 0:
-            target = plog.high_watermark
+            target, settled = plog.high_watermark, True
         else:
             own_epoch, own_end = plog.end_offset_for_epoch(epoch)
-            target = min(end_offset, own_end) if own_epoch == epoch and own_end >= 0 else end_offset
+            target = min(end_offset, own_end) if own_end >= 0 else end_offset
+            settled = own_epoch == epoch or own_end < 0
         if target < plog.log_end_offset:
             await plog.truncate_to(max(target, plog.log_start_offset))
+        return settled
 
     async def _truncate(self, conn: PeerConnection, pending: dict[TP, Following]) -> bool:
         topics: dict[str, list[dict[str, int]]] = {}
@@ -157,8 +164,7 @@ class LeaderFetcher:
                     log.info("%s-%d: OffsetForLeaderEpoch refused: %s", *tp, ErrorCode(part.error_code).name)
                     refused = True
                     continue
-                await self._cut_to(plog, part.leader_epoch, part.end_offset)
-                following.truncated = True
+                following.truncated = await self._cut_to(plog, part.leader_epoch, part.end_offset)
         return refused
 
     # ------------------------------------------------------------ copying
@@ -220,7 +226,7 @@ class LeaderFetcher:
             return False
         diverging = getattr(part, "diverging_epoch", None)
         if diverging is not None and diverging.epoch >= 0 and diverging.end_offset >= 0:
-            await self._cut_to(plog, diverging.epoch, diverging.end_offset)
+            f.truncated = await self._cut_to(plog, diverging.epoch, diverging.end_offset)
             return True
         if part.records:
             try:
