@@ -118,3 +118,47 @@ def test_followers_gone_shrink_the_isr_then_acks_all_is_refused(cluster: Cluster
     cluster.wait(lambda: isr(cluster, "guarded") == [0, 1, 2], timeout=60, what="the ISR whole again")
     assert produce_wire(cluster, leader, "guarded", b"all-again", -1).error_code == ErrorCode.NONE
     cluster.wait(lambda: identical(cluster, "guarded", 0, [0, 1, 2]), what="guarded-0 identical")
+
+
+def test_kafka_python_and_aiokafka_with_acks_all_on_rf3(cluster: Cluster) -> None:
+    """Two more clients, acks=all into an RF=3 topic with min.insync.replicas=2, read back."""
+    kafka = pytest.importorskip("kafka")
+    aiokafka = pytest.importorskip("aiokafka")
+    import asyncio
+
+    create(cluster, "clients", 2, **{"min.insync.replicas": "2"})
+    producer = kafka.KafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all")
+    futures = [producer.send("clients", b"kp-%d" % i, partition=i % 2) for i in range(400)]
+    producer.flush()
+    assert all(f.get(30).offset >= 0 for f in futures)
+    producer.close()
+
+    async def aio() -> list[bytes]:
+        p = aiokafka.AIOKafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all")
+        await p.start()
+        try:
+            for i in range(400):
+                await p.send_and_wait("clients", b"aio-%d" % i, partition=i % 2)
+        finally:
+            await p.stop()
+        c = aiokafka.AIOKafkaConsumer(
+            "clients",
+            bootstrap_servers=cluster.bootstrap,
+            group_id="aio-clients",
+            auto_offset_reset="earliest",
+        )
+        await c.start()
+        got: list[bytes] = []
+        try:
+            async with asyncio.timeout(60):
+                while len(got) < 800:
+                    batch = await c.getmany(timeout_ms=500)
+                    got += [m.value for msgs in batch.values() for m in msgs]
+        finally:
+            await c.stop()
+        return got
+
+    got = asyncio.run(aio())
+    assert sorted(got) == sorted([b"kp-%d" % i for i in range(400)] + [b"aio-%d" % i for i in range(400)])
+    for p in range(2):
+        cluster.wait(lambda p=p: identical(cluster, "clients", p, [0, 1, 2]), what=f"clients-{p} identical")
