@@ -12,8 +12,10 @@ round starts once the ISR is whole again.  Afterwards every acknowledged
 record must be in the log exactly once and in order, and all three replicas
 must hold byte-identical segment files.  Printed as one JSON object, with
 the failover times (kill to the first acknowledgement after it) at p50/p99
-and produce throughput for acks=all at RF=3 against acks=1 at RF=1 on the
-same cluster.  The suite's short version is
+produce throughput for acks=all at RF=3 against acks=1 at RF=1 on the
+same cluster, and one-at-a-time produce latency at RF=3 with acks=all and
+acks=1 (their difference is the replication lag, leader append to high
+watermark).  The suite's short version is
 ``tests/cluster/test_replication_failover.py``.
 """
 
@@ -192,6 +194,24 @@ def throughput(bootstrap: str, topic: str, acks: str, records: int, size: int = 
     return records / (time.monotonic() - start)
 
 
+def produce_latency_ms(bootstrap: str, topic: str, acks: str, samples: int) -> list[float]:
+    """Milliseconds from produce to acknowledgement of one record at a time (nothing else in
+    flight): with acks=all at RF=3 less acks=1, the time the followers take to copy a batch
+    and tell the leader, i.e. the replication lag from leader append to high watermark."""
+    import confluent_kafka as ck
+
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 0})
+    producer.produce(topic, value=b"warm-up")
+    producer.flush(30)
+    out = []
+    for i in range(samples):
+        start = time.monotonic()
+        producer.produce(topic, value=b"%d" % i)
+        assert producer.flush(30) == 0
+        out.append((time.monotonic() - start) * 1000)
+    return out
+
+
 def percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -211,6 +231,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--records-per-kill", type=int, default=2000)
     ap.add_argument("--acks", choices=("all", "1"), default="all")
     ap.add_argument("--throughput-records", type=int, default=100000)
+    ap.add_argument("--latency-samples", type=int, default=1000)
     args = ap.parse_args(argv)
     root = Path(__file__).resolve().parents[1]
     sys.path[:0] = [str(root / "tests" / "support"), str(root / "tests" / "cluster")]
@@ -242,6 +263,8 @@ def main(argv: list[str]) -> int:
             for _ in range(2):
                 rf3 = max(rf3, throughput(cluster.bootstrap, "rf3", "all", args.throughput_records))
                 rf1 = max(rf1, throughput(cluster.bootstrap, "rf1", "1", args.throughput_records))
+            lag_all = produce_latency_ms(cluster.bootstrap, "rf3", "all", args.latency_samples)
+            lag_one = produce_latency_ms(cluster.bootstrap, "rf3", "1", args.latency_samples)
             outcome = kill_loop(cluster, "kills", args.kills, args.records_per_kill, args.acks)
         finally:
             cluster.close()
@@ -252,6 +275,8 @@ def main(argv: list[str]) -> int:
         produce_acks_all_rf3_per_s=round(rf3),
         produce_acks_1_rf1_per_s=round(rf1),
         acks_all_rf3_to_acks_1_rf1=round(rf3 / rf1, 3),
+        produce_ms_acks_all_rf3_p50_p99=[percentile(lag_all, 50), percentile(lag_all, 99)],
+        produce_ms_acks_1_rf3_p50_p99=[percentile(lag_one, 50), percentile(lag_one, 99)],
     )
     print(json.dumps(result))
     return 0 if outcome.lost == 0 and outcome.duplicates == 0 and outcome.replicas_identical else 1
