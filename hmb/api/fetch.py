@@ -160,14 +160,13 @@ def _collect(
                 errors = True
                 continue
             logs.append(plog)
-            if follower is not None:
-                follower.fetched(name, p.partition, p.fetch_offset)
+            diverging = _diverging(plog, getattr(p, "last_fetched_epoch", -1), p.fetch_offset)
+            if follower is not None and diverging is None:
+                follower.fetched(name, p.partition, p.fetch_offset)  # may move the high watermark
             hw = plog.high_watermark
             lso = plog.last_stable_offset
             start = plog.log_start_offset
-            if (
-                diverging := _diverging(plog, getattr(p, "last_fetched_epoch", -1), p.fetch_offset)
-            ) is not None:
+            if diverging is not None:
                 partitions.append(
                     PartitionData(p.partition, ErrorCode.NONE, hw, None, lso, start, None, diverging)
                 )

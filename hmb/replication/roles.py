@@ -229,8 +229,8 @@ class Replication:
         tp = (topic, partition)
         leader = self.leaders.get(tp)
         plog = self.node.logs.get(topic, partition)
-        if leader is None or plog is None:
-            return
+        if leader is None or plog is None or fetch_offset > plog.log_end_offset:
+            return  # past the log end: a diverged copy, answered OFFSET_OUT_OF_RANGE, says nothing
         leader.fetched(replica, fetch_offset, plog.log_end_offset, time.monotonic())
         self._advance(tp)
         if replica not in leader.isr and leader.expanded() is not None:
