@@ -37,6 +37,7 @@ def test_every_test_module_here_names_a_handler_or_a_rule() -> None:
         "read_committed",
         "transactions",
         "compaction",
+        "replication_leader",
     }
     stale = sorted(
         p.name for p in HERE.glob("test_*.py") if p.stem.removeprefix("test_") not in handlers | others
