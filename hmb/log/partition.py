@@ -44,12 +44,11 @@ from typing import NamedTuple
 
 import trio
 
-from hmb.log import reading, replica_writes, retention, time_lookup
+from hmb.log import markers, reading, replica_writes, retention, time_lookup
 from hmb.log.cleaner.swap import finish_interrupted_swaps
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.errors import (
     DuplicateSequenceError,
-    InvalidProducerEpochError,
     KeylessRecordError,
     MagicNotAllowedError,
     PartitionDeletedError,
@@ -66,12 +65,11 @@ from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch
 from hmb.log.timestamp_bounds import check_timestamps
 from hmb.log.transactions import PartitionTransactions
-from hmb.log.txn_index import append_entry, cut, load_txn_indexes, txn_index_path
+from hmb.log.txn_index import load_txn_indexes
 from hmb.mvar import MVar
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
 from kproto.records.compact import first_keyless
-from kproto.records.control import build_control_batch
 from kproto.records.entry import MAGIC_OFFSET
 from kproto.records.log_append_time import stamp_log_append_time
 
@@ -503,57 +501,11 @@ class PartitionLog:
     async def append_marker(
         self, producer_id: int, producer_epoch: int, *, commit: bool, coordinator_epoch: int
     ) -> int:
-        """Write a COMMIT (``commit``) or ABORT marker of the producer; returns its offset.
-
-        The marker ends the producer's open transaction on this partition (a
-        marker for a producer with none is written all the same, as Kafka
-        does).  A marker of an older epoch than the producer's raises
-        :class:`~hmb.log.errors.InvalidProducerEpochError` and writes nothing.
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        async with self._state.modify() as state:
-            if self.deleted:
-                raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
-            if self.producers.check_marker(producer_id, producer_epoch) is not None:
-                raise InvalidProducerEpochError(
-                    f"marker of producer {producer_id} epoch {producer_epoch}: the producer is at a newer one"
-                )
-            offset = self.active.next_offset
-            now = int(self.wall() * 1000)
-            buf = bytearray(
-                build_control_batch(
-                    producer_id,
-                    producer_epoch,
-                    commit=commit,
-                    coordinator_epoch=coordinator_epoch,
-                    base_offset=offset,
-                    timestamp=now,
-                    partition_leader_epoch=self._leader_epoch,
-                )
-            )
-            if self.config.message_timestamp_type == "LogAppendTime":
-                stamp_log_append_time(buf, now)
-            seg = self.active
-            if self._roll_due(seg, len(buf)):
-                seg = await self._roll(offset)
-            aborted = None if commit else self.txns.aborted_by(producer_id, offset)
-            index = txn_index_path(self.directory, seg.base_offset)
-            size_before = append_entry(index, aborted) if aborted is not None else 0
-            try:
-                seg.append(buf, offset, 2)
-            except OSError:
-                if aborted is not None:
-                    cut(index, size_before)
-                raise
-            self.producers.end_transaction(producer_id, producer_epoch, coordinator_epoch)
-            self.txns.complete(producer_id, offset, commit=commit)
-            state.unflushed_messages += 1
-            if self._flush_due(state):
-                await self._flush_now(state, seg)
-        self._wake_readers()
-        if self.on_leader_append is not None:
-            self.on_leader_append()
-        return offset
+        """Write a COMMIT (``commit``) or ABORT marker of the producer; returns its offset
+        (:func:`hmb.log.markers.append_marker`, which says how)."""
+        return await markers.append_marker(
+            self, producer_id, producer_epoch, commit=commit, coordinator_epoch=coordinator_epoch
+        )
 
     @property
     def last_stable_offset(self) -> int:
