@@ -81,6 +81,11 @@ class LeaderFetcher:
                 except PeerError as exc:
                     log.warning("fetcher for leader %d: %s; connecting again", self.leader, exc)
                     await self._pause()
+                except Exception:  # a fault of this copy loop must not take the broker down
+                    log.exception("fetcher for leader %d failed; starting again", self.leader)
+                    for following in self.partitions.values():
+                        following.truncated = False  # check the tails again before copying
+                    await self._pause()
                 finally:
                     with trio.CancelScope(shield=True):
                         await conn.aclose()

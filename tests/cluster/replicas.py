@@ -50,3 +50,10 @@ def identical(cluster: Cluster, topic: str, p: int, brokers: list[int]) -> bool:
 def isr(cluster: Cluster, topic: str) -> list[int]:
     got = state(cluster, topic, 0)
     return sorted(got["isr"]) if got else []
+
+
+def no_tracebacks(cluster: Cluster) -> None:
+    """No broker logged an unexpected exception (a fetcher or handler fault is logged, not fatal)."""
+    for i, b in cluster.brokers.items():
+        text = b.log_text()
+        assert "Traceback" not in text, f"broker {i}: {text[text.index('Traceback') - 300 :][:3000]}"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from cluster import Cluster, three_brokers
-from replicas import LAG_MS, create, everyone_sees_everyone, identical, isr, state
+from replicas import LAG_MS, create, everyone_sees_everyone, identical, isr, no_tracebacks, state
 from wire import WireClient, fetch_body, produce_body
 from zookeeper import ZooKeeperProcess
 
@@ -118,6 +118,7 @@ def test_followers_gone_shrink_the_isr_then_acks_all_is_refused(cluster: Cluster
     cluster.wait(lambda: isr(cluster, "guarded") == [0, 1, 2], timeout=60, what="the ISR whole again")
     assert produce_wire(cluster, leader, "guarded", b"all-again", -1).error_code == ErrorCode.NONE
     cluster.wait(lambda: identical(cluster, "guarded", 0, [0, 1, 2]), what="guarded-0 identical")
+    no_tracebacks(cluster)
 
 
 def test_kafka_python_and_aiokafka_with_acks_all_on_rf3(cluster: Cluster) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from cluster import Cluster, three_brokers
-from replicas import LAG_MS, create, everyone_sees_everyone, identical, isr, state
+from replicas import LAG_MS, create, everyone_sees_everyone, identical, isr, no_tracebacks, state
 from zookeeper import ZooKeeperProcess
 
 ck = pytest.importorskip("confluent_kafka")
@@ -89,6 +89,7 @@ def test_leader_kill_loses_no_acknowledged_record(cluster: Cluster) -> None:
     cluster.wait(lambda: identical(cluster, "failover", 0, [0, 1, 2]), what="failover-0 identical")
     read = read_all(cluster.brokers[new_leader].bootstrap, "failover", RECORDS)
     assert read == [b"r%06d" % i for i in range(RECORDS)], "every acknowledged record once, in order"
+    no_tracebacks(cluster)
 
 
 def test_a_short_leader_kill_loop(cluster: Cluster) -> None:
@@ -103,3 +104,4 @@ def test_a_short_leader_kill_loop(cluster: Cluster) -> None:
     assert outcome.in_order and outcome.read_back == 1800
     assert outcome.replicas_identical
     assert len(outcome.failover_s) == 3
+    no_tracebacks(cluster)
