@@ -81,6 +81,8 @@ async def test_followers_move_the_high_watermark_and_answer_acks_all(broker: InP
     assert values(copy) == [b"before"] and copy.high_watermark == 0, "a follower reads to the log end"
     async with trio.open_nursery() as nursery:
         acked = in_background(nursery, lambda: produce_all(broker, "r", b"after"))
+        # a consumer's long poll past the high watermark waits for it to move, not for appends
+        poll = in_background(nursery, lambda: fetch_one(broker, "r", 1, max_wait_ms=20000, min_bytes=1))
         await trio.testing.wait_all_tasks_blocked()
         await follower_fetch(broker, "r", 1, 2)  # follower 1 has both records
         await trio.testing.wait_all_tasks_blocked()
@@ -88,7 +90,9 @@ async def test_followers_move_the_high_watermark_and_answer_acks_all(broker: InP
         assert (await fetch_one(broker, "r", 0)).high_watermark == 0
         await follower_fetch(broker, "r", 2, 2)
         answer = await acked.result()
+        polled = await poll.result()
     assert (answer.error_code, answer.base_offset) == (ErrorCode.NONE, 1)
+    assert values(polled) == [b"after"] and polled.high_watermark == 2
     consumer = await fetch_one(broker, "r", 0)
     assert (consumer.high_watermark, values(consumer)) == (2, [b"before", b"after"])
     assert replication.leaders[("r", 0)].followers[2].log_end == 2
