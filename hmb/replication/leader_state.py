@@ -12,7 +12,9 @@ caught up                   its fetch offset reached the leader's log end as it 
                             (at this fetch's time when it reached the current log end)
 high watermark              the smallest log end over the ISR (the leader's own included);
                             it never moves back
-ISR shrink                  a follower not caught up for ``replica.lag.time.max.ms``
+ISR shrink                  a follower not caught up for ``replica.lag.time.max.ms``, or
+                            whose broker is no longer registered (at once: Kafka's
+                            controller drops a dead broker from the ISR)
 ISR expand                  a follower outside the ISR whose log end reached the high watermark
                             (and the start of the leader's epoch)
 ==========================  ===================================================================
@@ -20,6 +22,7 @@ ISR expand                  a follower outside the ISR whose log end reached the
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 UNKNOWN = -1  # a follower's log end before its first fetch to this leader
@@ -83,12 +86,18 @@ class LeaderState:
             self.high_watermark = candidate
         return self.high_watermark
 
-    def shrunk(self, now: float, lag_s: float) -> tuple[int, ...] | None:
-        """The ISR without the followers not caught up for ``lag_s``; None: nothing to drop."""
+    def shrunk(self, now: float, lag_s: float, live: Collection[int] | None = None) -> tuple[int, ...] | None:
+        """The ISR without the followers not caught up for ``lag_s``, and without those whose
+        broker is not ``live`` (its ZooKeeper session ended); None: nothing to drop."""
         keep = tuple(
             b
             for b in self.isr
-            if b == self.me or (b in self.followers and now - self.followers[b].caught_up_at <= lag_s)
+            if b == self.me
+            or (
+                b in self.followers
+                and now - self.followers[b].caught_up_at <= lag_s
+                and (live is None or b in live)
+            )
         )
         return keep if keep != self.isr else None
 

@@ -16,8 +16,9 @@ Rules:
 * Fetchers are trio tasks in this object's nursery: one per leader broker,
   started when it gets its first partition and stopped when it has none.
 * ISR: a task checks the leaderships every ``replica.lag.time.max.ms / 2``
-  (and at once when a follower catches up) and writes shrinks and expansions
-  with :func:`hmb.replication.isr.write_isr`.
+  (and at once when a follower catches up or a broker comes or goes) and
+  writes shrinks and expansions with :func:`hmb.replication.isr.write_isr`;
+  a follower whose broker is no longer registered leaves the ISR at once.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class Replication:
         self.fetchers: dict[int, LeaderFetcher] = {}
         self._nursery: trio.Nursery | None = None
         self._isr_check = trio.Event()
+        self._live: set[int] = set()  # the registered brokers of the last view
 
     @property
     def lag_s(self) -> float:
@@ -93,8 +95,9 @@ class Replication:
                 await self._isr_check.wait()
             self._isr_check = trio.Event()
             now = time.monotonic()
+            live = self.node.view.brokers
             for tp, leader in list(self.leaders.items()):
-                isr = leader.shrunk(now, self.lag_s) or leader.expanded()
+                isr = leader.shrunk(now, self.lag_s, live) or leader.expanded()
                 state = self.states.get(tp)
                 if isr is None or state is None or state.leader_epoch != leader.epoch:
                     continue
@@ -137,6 +140,9 @@ class Replication:
         for tp in set(self.following) - seen:
             self._stop_following(tp)
         self._sync_fetchers(view.brokers)
+        if set(view.brokers) != self._live:  # a broker came or went: the ISRs may change now
+            self._live = set(view.brokers)
+            self._isr_check.set()
 
     def _lead(self, tp: TP, plog: PartitionLog, state: PartitionState, replicas: tuple[int, ...]) -> None:
         current = self.leaders.get(tp)

@@ -64,3 +64,11 @@ def test_expand_needs_the_start_of_the_leaders_epoch() -> None:
     assert state.expanded() is None, "it has not reached where this leadership began"
     state.fetched(2, 100, 100, now=2.0)
     assert state.expanded() == (1, 2)
+
+
+def test_a_follower_whose_broker_is_gone_leaves_at_once() -> None:
+    state = leader()
+    state.fetched(2, 100, 100, now=1.0)
+    state.fetched(3, 100, 100, now=1.0)
+    assert state.shrunk(now=2.0, lag_s=LAG, live={1, 2, 3}) is None
+    assert state.shrunk(now=2.0, lag_s=LAG, live={1, 2}) == (1, 2), "3's session ended"
