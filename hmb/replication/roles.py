@@ -133,7 +133,8 @@ class Replication:
                 self._lead((topic, p), plog, state, replicas)
             elif state.leader != NO_LEADER and state.leader in view.brokers:
                 self._follow((topic, p), plog, state)
-            else:
+            else:  # no leader (or one not registered yet): neither lead nor copy
+                self._stop_leading((topic, p))
                 self._stop_following((topic, p))
         for tp in set(self.leaders) - seen:
             self._stop_leading(tp)
