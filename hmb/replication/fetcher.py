@@ -15,7 +15,9 @@ Rules:
   the follower diverged answers ``diverging_epoch`` instead of records, and
   the follower cuts there, the same rule again.
 * Records are appended as they are (:meth:`PartitionLog.append_replicated`);
-  the follower's high watermark is the leader's, never past its own log end.
+  the follower's high watermark is the leader's, never past its own log end,
+  and its log start follows the leader's (DeleteRecords, retention there)
+  up to its high watermark.
 * A follower behind the leader's log start (OFFSET_OUT_OF_RANGE with the
   leader's log start past its end) empties its copy and starts there.
 * A partition refused with an epoch or leadership error waits for the next
@@ -241,4 +243,10 @@ class LeaderFetcher:
                 f.truncated = False
                 return False
         plog.set_high_watermark(min(part.high_watermark, plog.log_end_offset))
+        start = part.log_start_offset
+        if plog.log_start_offset < start <= plog.high_watermark:  # DeleteRecords or retention there
+            try:
+                await self.replication.node.logs.delete_records(plog, start)
+            except (LogError, OSError) as exc:
+                log.warning("%s-%d: cannot move the log start to %d: %s", *tp, start, exc)
         return True

@@ -1,9 +1,10 @@
-"""A follower's truncation rule on a leader change (KIP-101/279), in-process: where the
-follower cuts its copy given the leader's answer for its latest epoch."""
+"""A follower's rules, in-process: where it cuts its copy on a leader change given the
+leader's answer for its latest epoch (KIP-101/279), and what one fetch answer does to it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import trio
@@ -70,5 +71,28 @@ def test_an_undefined_answer_cuts_to_the_high_watermark(tmp_path: Path) -> None:
         plog.set_high_watermark(4)
         assert await fetcher()._cut_to(plog, -1, -1)
         assert plog.log_end_offset == 4
+
+    trio.run(main)
+
+
+def test_an_answer_moves_the_high_watermark_and_the_log_start(tmp_path: Path) -> None:
+    async def main() -> None:
+        plog = await follower_log(tmp_path / "p", [(1, 3)])
+        leader = await follower_log(tmp_path / "leader", [(1, 5)])
+        with leader.read(3, 1 << 20) as region:
+            assert region is not None
+            more = region.read()
+        logs = SimpleNamespace(delete_records=lambda plog, before: plog.delete_records(before))
+        f = LeaderFetcher(SimpleNamespace(node=SimpleNamespace(logs=logs)), 0)  # type: ignore[arg-type]
+        following = SimpleNamespace(truncated=True)
+        part = SimpleNamespace(
+            error_code=0, diverging_epoch=None, records=more, high_watermark=4, log_start_offset=2
+        )
+        assert await f._take(("t", 0), following, plog, part)  # type: ignore[arg-type]
+        assert (plog.log_start_offset, plog.high_watermark, plog.log_end_offset) == (2, 4, 5)
+        part.log_start_offset = 9  # past this copy's high watermark: not yet
+        part.records = None
+        assert await f._take(("t", 0), following, plog, part)  # type: ignore[arg-type]
+        assert plog.log_start_offset == 2
 
     trio.run(main)
