@@ -9,6 +9,7 @@
     python -m bench compaction [--updates N --keys K]    # changelog restore, cleaner MB/s, produce ratio
     python -m bench compaction-crash [--iterations 50]   # SIGKILL while the cleaner works
     python -m bench eos-kills [--kills 30 --target app|broker]  # exactly-once under SIGKILL
+    python -m bench replica-kills [--kills 30 --acks all|1]  # leader kill -9 loop, RF=3, 3 brokers
 
 Four scenarios (producer -> broker): S1 librdkafka -> reference, S2
 librdkafka -> hmb, S3 hmb_client -> reference, S4 hmb_client -> hmb.  The
@@ -213,6 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import compaction
 
         return (compaction.main if argv[0] == "compaction" else compaction.crash_main)(argv[1:])
+    if argv[:1] == ["replica-kills"]:  # its own options: bench/replica_kills.py
+        from bench import replica_kills
+
+        return replica_kills.main(argv[1:])
     if argv[:1] == ["eos-kills"]:  # its own options: bench/eos_kills.py
         from bench import eos_kills
 

@@ -88,6 +88,8 @@ RULES = (
     Rule("hmb/cluster", ("hmb.api", "hmb.net", "hmb.broker", "hmb.cli", "hmb.groups", "kproto")),
     # requests between brokers: the cluster's view in, the Kafka protocol out; no ZooKeeper
     Rule("hmb/interbroker", ("hmb.api", "hmb.net", "hmb.broker", "hmb.cli", "hmb.groups", "kazoo")),
+    # replication: the local replicas' roles; ZooKeeper only through hmb.cluster's session
+    Rule("hmb/replication", ("hmb.api", "hmb.net", "hmb.broker", "hmb.cli", "hmb.groups", "hmb.txn")),
     # principals, SASL mechanisms, credentials and ACLs: sans-I/O, below the API and network layers
     Rule(
         "hmb/security",

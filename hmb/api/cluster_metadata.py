@@ -103,6 +103,6 @@ async def auto_create(cluster: ClusterNode, topic: str, count: int) -> None:
     from hmb.cluster.topics import TopicExistsError
 
     try:
-        await cluster.create_topic(topic, cluster.place(count, 1), {})
+        await cluster.create_topic(topic, cluster.place(count, cluster.config.default_replication_factor), {})
     except (TopicExistsError, PlacementError) as exc:
         log.info("auto-creating %s: %s", topic, exc)

@@ -72,11 +72,12 @@ def _check_assignments(ctx: RequestContext, topic: Any, added: int) -> None:
                 ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"new partition {i}: duplicate replicas {replicas}"
             )
         if cluster is not None:
-            if len(replicas) != 1 or replicas[0] not in cluster.view.brokers:
+            factor = _factor(cluster, topic.name)
+            if len(replicas) != factor or any(b not in cluster.view.brokers for b in replicas):
                 raise _RefusedError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"new partition {i}: replicas {replicas}; in this cluster each partition has "
-                    "one replica, on a live broker (replication is not built yet)",
+                    f"new partition {i}: replicas {replicas}; the topic's partitions have {factor} "
+                    "replica(s), each on a live broker",
                 )
         elif replicas != [node]:
             raise _RefusedError(
@@ -84,6 +85,12 @@ def _check_assignments(ctx: RequestContext, topic: Any, added: int) -> None:
                 f"new partition {i}: replicas {replicas}, but the only broker is {node} "
                 "and the topic's replication factor is 1",
             )
+
+
+def _factor(cluster: ClusterNode, name: str) -> int:
+    """The replication factor of the cluster's topic ``name`` (its first partition's replicas)."""
+    assignment = cluster.view.topics.get(name)
+    return len(assignment.partitions[0]) if assignment is not None and 0 in assignment.partitions else 1
 
 
 def _current_count(ctx: RequestContext, name: str) -> int | None:
@@ -124,7 +131,7 @@ async def _grow_in_cluster(ctx: RequestContext, cluster: ClusterNode, topic: Any
     if topic.assignments is not None:
         new = {current + i: tuple(a.broker_ids) for i, a in enumerate(topic.assignments)}
     else:
-        placed = cluster.place(topic.count - current, 1)
+        placed = cluster.place(topic.count - current, _factor(cluster, topic.name))
         new = {current + p: replicas for p, replicas in placed.items()}
     try:
         await cluster.add_partitions(topic.name, current, new)

@@ -7,14 +7,16 @@ the layout.  The layout is either counts or an explicit replica assignment,
 never both (INVALID_REQUEST):
 
 * counts: ``num_partitions`` > 0 (INVALID_PARTITIONS otherwise) and a
-  replication factor of 1, the only one a single broker can keep
-  (INVALID_REPLICATION_FACTOR otherwise); -1 asks for the broker's
-  defaults (``num.partitions``, replication factor 1) in every version, as
+  replication factor no larger than the live brokers (one alone;
+  INVALID_REPLICATION_FACTOR otherwise, in Kafka's words); -1 asks for the
+  broker's defaults (``num.partitions``, ``default.replication.factor`` in a
+  cluster, 1 alone) in every version, as
   Kafka 4.x's controller takes it (KIP-464 made clients send it from v4, but
   KafkaJS sends a replication factor of -1 with v3 and Kafka creates the
   topic);
 * an assignment: partitions numbered 0..n-1, each on exactly this broker
-  (INVALID_REPLICA_ASSIGNMENT otherwise).
+  alone, on distinct live brokers in a cluster (INVALID_REPLICA_ASSIGNMENT
+  otherwise).
 
 One request creates at most :data:`MAX_RECORDS_PER_REQUEST` records, a
 record per topic and per partition, as Kafka's controller bounds every
@@ -71,8 +73,8 @@ class _RefusedError(Exception):
         self.code = code
 
 
-def _partition_count(ctx: RequestContext, topic: Any) -> int:
-    """How many partitions ``topic`` asks for, or :class:`_RefusedError`."""
+def _partition_count(ctx: RequestContext, topic: Any) -> tuple[int, int]:
+    """How many partitions ``topic`` asks for and its replication factor, or :class:`_RefusedError`."""
     node = ctx.config.node_id
     if topic.assignments:
         if topic.num_partitions != DEFAULT or topic.replication_factor != DEFAULT:
@@ -95,7 +97,7 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
                     f"partition {a.partition_index}: replicas {list(a.broker_ids)}, "
                     f"but the only broker is {node}",
                 )
-        return len(indexes)
+        return len(indexes), len(topic.assignments[0].broker_ids)
     count = topic.num_partitions
     if count == DEFAULT:
         count = ctx.config.num_partitions
@@ -103,38 +105,31 @@ def _partition_count(ctx: RequestContext, topic: Any) -> int:
         raise _RefusedError(ErrorCode.INVALID_PARTITIONS, "number of partitions must be larger than 0")
     factor = topic.replication_factor
     if factor == DEFAULT:
-        factor = 1
+        factor = ctx.config.default_replication_factor if ctx.services.cluster is not None else 1
     if factor <= 0:
         raise _RefusedError(ErrorCode.INVALID_REPLICATION_FACTOR, "replication factor must be larger than 0")
-    if factor > 1 and ctx.services.cluster is not None:
-        live = len(ctx.services.cluster.view.brokers)
+    live = 1 if ctx.services.cluster is None else len(ctx.services.cluster.view.brokers)
+    if factor > live:  # Kafka's words
         raise _RefusedError(
             ErrorCode.INVALID_REPLICATION_FACTOR,
-            f"Replication factor: {factor} larger than available brokers: {live}."
-            if factor > live
-            else f"replication factor {factor}: replication is not built yet, each partition has one replica",
+            f"Replication factor: {factor} larger than available brokers: {live}.",
         )
-    if factor > 1:
-        raise _RefusedError(
-            ErrorCode.INVALID_REPLICATION_FACTOR,
-            f"replication factor {factor} larger than the number of available brokers: 1",
-        )
-    return count
+    return count, factor
 
 
 def _check_cluster_replicas(cluster: ClusterNode, partition: int, replicas: list[int]) -> None:
-    """In a cluster an explicit assignment names one live broker per partition (no replication yet)."""
-    if len(replicas) != 1:
-        raise _RefusedError(
-            ErrorCode.INVALID_REPLICATION_FACTOR,
-            f"partition {partition}: {len(replicas)} replicas; replication is not built yet, "
-            "each partition has one replica",
-        )
-    if replicas[0] not in cluster.view.brokers:
+    """In a cluster an explicit assignment names distinct live brokers for each partition."""
+    if not replicas or len(set(replicas)) != len(replicas):
         raise _RefusedError(
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            f"partition {partition}: broker {replicas[0]} is not a live broker of the cluster",
+            f"partition {partition}: replicas {replicas} must be distinct brokers, at least one",
         )
+    for broker in replicas:
+        if broker not in cluster.view.brokers:
+            raise _RefusedError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"partition {partition}: broker {broker} is not a live broker of the cluster",
+            )
 
 
 class _Plan(NamedTuple):
@@ -146,10 +141,12 @@ class _Plan(NamedTuple):
     partitions: int
     overrides: dict[str, str]
     assignment: dict[int, tuple[int, ...]] | None = None
+    replication_factor: int = 1
 
 
-def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> tuple[int, dict[str, str]]:
-    """The partition count and settings ``topic`` may be created with, or :class:`_RefusedError`."""
+def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> tuple[int, int, dict[str, str]]:
+    """The partition count, replication factor and settings ``topic`` may be created with
+    (or :class:`_RefusedError`)."""
     logs = ctx.logs
     if duplicated:
         raise _RefusedError(
@@ -168,7 +165,8 @@ def _check_one(ctx: RequestContext, topic: Any, duplicated: bool) -> tuple[int, 
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} is being created")
     if topic.name in logs.deleting:  # as Kafka answered while a deletion was under way
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} is marked for deletion")
-    return _partition_count(ctx, topic), overrides_of(ctx, topic)
+    count, factor = _partition_count(ctx, topic)
+    return count, factor, overrides_of(ctx, topic)
 
 
 def overrides_of(ctx: RequestContext, topic: Any) -> dict[str, str]:
@@ -198,7 +196,7 @@ async def _create_in_cluster(
     from hmb.cluster.topics import TopicExistsError
 
     try:
-        placed = plan.assignment or cluster.place(plan.partitions, 1)
+        placed = plan.assignment or cluster.place(plan.partitions, plan.replication_factor)
         await cluster.create_topic(plan.name, placed, plan.overrides)
     except TopicExistsError:
         raise _RefusedError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {plan.name!r} already exists") from None
@@ -234,7 +232,7 @@ def _created(ctx: RequestContext, plan: _Plan) -> None:
         entries = ctx.settings.describe_new_topic(plan.overrides)
     plan.result.update(
         num_partitions=plan.partitions,
-        replication_factor=1,
+        replication_factor=plan.replication_factor,
         topic_id=ctx.logs.topic_ids.get(plan.name, ZERO_ID),
         configs=[
             {
@@ -268,9 +266,9 @@ async def handle(ctx: RequestContext) -> Reply:
             "topic_id": ZERO_ID,
         }
         try:
-            count, overrides = _check_one(ctx, topic, names[topic.name] > 1)
+            count, factor, overrides = _check_one(ctx, topic, names[topic.name] > 1)
             explicit = {a.partition_index: tuple(a.broker_ids) for a in topic.assignments or ()}
-            planned.append(_Plan(result, topic.name, count, overrides, explicit or None))
+            planned.append(_Plan(result, topic.name, count, overrides, explicit or None, factor))
         except _RefusedError as exc:
             result.update(error_code=exc.code, error_message=str(exc))
         results.append(result)

@@ -40,7 +40,10 @@ What the versions change, and how this broker answers:
   ``node_endpoints`` that come with a ``current_leader``, left out as it
   is; v17's ``replica_directory_id`` (KIP-853) is a follower's.
 * v18 is not served: its request carries a follower's high watermark
-  (KIP-1166) for replication this broker does not do; clients use v17.
+  (KIP-1166); clients use v17, followers here v12.
+* A follower's fetch (``replica_id`` >= 0, or v15+'s ``replica_state``) in a
+  cluster reads up to the log end, not the high watermark, and tells the
+  leader how far the follower's copy goes (:mod:`hmb.api.replica_fetch`).
 * v0-v3 clients predate message format v2 and read MessageSets only:
   RecordBatches (magic 2) in the range are down-converted to magic 0 (v0-v1)
   or 1 (v2-v3) messages.  Whether a range needs it comes from what the log
@@ -67,6 +70,7 @@ from hmb.api.errors import error_code
 from hmb.api.leader_epoch import epoch_error
 from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
+from hmb.api.replica_fetch import replica_of
 from hmb.api.topic_keys import resolve
 from hmb.log.errors import OffsetOutOfRangeError
 from hmb.log.partition import PartitionLog
@@ -120,6 +124,7 @@ def _collect(
     limit = body.max_bytes if version >= 3 else _NO_LIMIT
     min_one = version >= 3
     committed = version >= 4 and body.isolation_level == READ_COMMITTED
+    follower = replica_of(ctx)
     topics = []
     total = 0
     errors = False
@@ -155,12 +160,13 @@ def _collect(
                 errors = True
                 continue
             logs.append(plog)
+            diverging = _diverging(plog, getattr(p, "last_fetched_epoch", -1), p.fetch_offset)
+            if follower is not None and diverging is None:
+                follower.fetched(name, p.partition, p.fetch_offset)  # may move the high watermark
             hw = plog.high_watermark
             lso = plog.last_stable_offset
             start = plog.log_start_offset
-            if (
-                diverging := _diverging(plog, getattr(p, "last_fetched_epoch", -1), p.fetch_offset)
-            ) is not None:
+            if diverging is not None:
                 partitions.append(
                     PartitionData(p.partition, ErrorCode.NONE, hw, None, lso, start, None, diverging)
                 )
@@ -173,6 +179,7 @@ def _collect(
                         min(p.partition_max_bytes, limit),
                         min_one=min_one,
                         end_offset=lso if committed else None,
+                        replica=follower is not None,
                     )
                 )
             except OffsetOutOfRangeError as exc:

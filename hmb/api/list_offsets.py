@@ -30,10 +30,9 @@ from typing import Any
 
 from hmb.api.authz import topics_allowed
 from hmb.api.context import Reply, RequestContext
-from hmb.api.leader_epoch import epoch_error
+from hmb.api.leader_epoch import epoch_error, leader_epoch
 from hmb.api.leadership import misdirected
 from hmb.api.registry import handles
-from hmb.log.leader_epochs import LEADER_EPOCH
 from hmb.log.partition import PartitionLog
 from hmb.security.acl import Operation
 from kproto import ApiKey, ErrorCode
@@ -102,7 +101,7 @@ async def handle(ctx: RequestContext) -> Reply:
                     plog, p.timestamp, version, committed
                 )
                 if answer["offset"] >= 0:
-                    answer["leader_epoch"] = LEADER_EPOCH
+                    answer["leader_epoch"] = leader_epoch(ctx, topic.name, p.partition_index)
             partitions.append(answer)
         topics.append({"name": topic.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}

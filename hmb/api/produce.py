@@ -27,11 +27,19 @@ it lets a transactional producer write to a partition it has not added to
 its transaction (KIP-890 part 2, the broker adds it), which only a
 transaction coordinator can honour; a client without it uses v11.  v13
 names topics by id.
+
+``acks=all`` (-1) in a cluster waits for the in-sync replicas, after every
+partition of the request is appended (:mod:`hmb.replication.acks`:
+NOT_ENOUGH_REPLICAS before, NOT_ENOUGH_REPLICAS_AFTER_APPEND after,
+REQUEST_TIMED_OUT past ``timeout_ms``).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
+
+import trio
 
 from hmb.api.authz import allowed, topics_allowed
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
@@ -41,9 +49,13 @@ from hmb.api.rack import RACK_ACKS, receipt_lines, receipts
 from hmb.api.registry import handles
 from hmb.api.txn_produce import refusal as txn_refusal
 from hmb.log.partition import PartitionLog
+from hmb.replication import acks as acks_all
 from hmb.security.acl import Operation, ResourceType
 from kproto import ApiKey, ErrorCode
 from kproto.produce_fast import PartitionResult, encode_produce_response
+
+if TYPE_CHECKING:
+    from hmb.replication.roles import Replication
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +76,11 @@ async def _append_to(
     plog: PartitionLog,
     records: bytes | bytearray | None,
     messages: dict[tuple[str, int], str],
-) -> tuple[int, int, int]:
-    """(error code, base offset, log append time or -1) of one partition's append; an
-    INVALID_RECORD refusal also says why in ``messages`` (v8's error_message)."""
+) -> tuple[int, int, int, int]:
+    """(error code, base offset, log append time or -1, last offset) of one partition's append;
+    an INVALID_RECORD refusal also says why in ``messages`` (v8's error_message)."""
     if not records:
-        return _NONE, -1, -1
+        return _NONE, -1, -1, -1
     version = ctx.request.version
     try:
         info = await plog.append(records, max_magic=_max_magic(version))
@@ -77,8 +89,8 @@ async def _append_to(
         code = error_code(exc, ApiKey.PRODUCE, version)
         if code == ErrorCode.INVALID_RECORD:
             messages[(plog.topic, plog.partition)] = str(exc)
-        return code, -1, -1
-    return _NONE, info.base_offset, info.log_append_time
+        return code, -1, -1, -1
+    return _NONE, info.base_offset, info.log_append_time, info.last_offset
 
 
 def _denied(ctx: RequestContext) -> dict[str, int]:
@@ -95,6 +107,29 @@ def _denied(ctx: RequestContext) -> dict[str, int]:
     return dict.fromkeys(names - writable, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
+_OUTCOME_CODES = {
+    acks_all.Outcome.REPLICATED: _NONE,
+    acks_all.Outcome.TOO_FEW_AFTER: int(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND),
+    acks_all.Outcome.TIMED_OUT: int(ErrorCode.REQUEST_TIMED_OUT),
+    acks_all.Outcome.NOT_LEADER: int(ErrorCode.NOT_LEADER_OR_FOLLOWER),
+}
+
+
+async def _await_replicas(
+    replication: Replication,
+    waiting: list[tuple[list[PartitionResult], int, PartitionLog, int]],
+    timeout_ms: int,
+) -> None:
+    """acks=all in a cluster: hold each appended partition's answer until the in-sync replicas
+    have it (:mod:`hmb.replication.acks`), all within the request's ``timeout_ms``."""
+    deadline = trio.current_time() + max(timeout_ms, 0) / 1000
+    for partitions, i, plog, last in waiting:
+        outcome = await acks_all.replicated(replication, plog, last, deadline)
+        if outcome is not acks_all.Outcome.REPLICATED:
+            index, _code, base, start = partitions[i]
+            partitions[i] = (index, _OUTCOME_CODES[outcome], base, start)
+
+
 @handles(ApiKey.PRODUCE, versions=(0, 11))
 async def handle(ctx: RequestContext) -> Reply:
     request = ctx.request
@@ -107,6 +142,10 @@ async def handle(ctx: RequestContext) -> Reply:
     responses: list[tuple[str, list[PartitionResult]]] = []
     append_times: dict[tuple[str, int], int] = {}  # LogAppendTime topics' stamps, for v2+ answers
     messages: dict[tuple[str, int], str] = {}  # why a partition's records were invalid, for v8
+    replication = (
+        ctx.services.cluster.replication if ctx.services.cluster is not None and acks == -1 else None
+    )
+    waiting: list[tuple[list[PartitionResult], int, PartitionLog, int]] = []  # acks=all, replicated
     for topic in body.topic_data:
         partitions: list[PartitionResult] = []
         for pd in topic.partition_data:
@@ -122,17 +161,23 @@ async def handle(ctx: RequestContext) -> Reply:
                 code, base = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
             elif pd.records and (refused := txn_refusal(ctx, topic.name, pd.index, pd.records)):
                 code, base = refused, -1
+            elif replication is not None and acks_all.too_few_in_sync(replication, plog):
+                code, base = ErrorCode.NOT_ENOUGH_REPLICAS, -1
             else:
                 taken = receipt_lines(request.client_id or "", topic.name, pd.records) if rack else None
-                code, base, append_time = await _append_to(ctx, plog, pd.records, messages)
+                code, base, append_time, last = await _append_to(ctx, plog, pd.records, messages)
                 if code == _NONE:
                     start = plog.log_start_offset
                     if append_time >= 0:
                         append_times[(topic.name, pd.index)] = append_time
                     if taken:
                         await receipts(ctx).publish(request.client_id or "", topic.name, taken)
+                    if replication is not None and last >= 0:
+                        waiting.append((partitions, len(partitions), plog, last))
             partitions.append((pd.index, code, base, start))
         responses.append((topic.name, partitions))
+    if waiting and replication is not None:
+        await _await_replicas(replication, waiting, body.timeout_ms)
     if acks == 0 or rack:
         failed = [
             (name, index, ErrorCode(code).name)

@@ -28,7 +28,9 @@ election)
 ==============================================  ==================================================
 
 With one replica per partition a dead broker's partitions are leaderless
-until it returns, as Kafka with replication factor 1.
+until it returns, as Kafka with replication factor 1; with more, the new
+leader is the first live member of the ISR, which the leader keeps
+(:mod:`hmb.replication`).
 """
 
 from __future__ import annotations

@@ -54,6 +54,7 @@ from hmb.config import BrokerConfig, ConfigError
 from hmb.log import topic_ids
 from hmb.log.manager import LogManager
 from hmb.log.meta import new_cluster_id, recorded_cluster_id
+from hmb.replication.roles import Replication
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,8 @@ class ClusterNode:
         self.ask_controller: AskController | None = None
         #: what ControlledShutdown and ElectLeaders ask of this broker while it is controller
         self.inbox = ControllerInbox(config)
+        #: the local replicas' roles (leader, follower), following each view
+        self.replication = Replication(self)
 
     @property
     def zk(self) -> KazooClient:
@@ -176,25 +179,9 @@ class ClusterNode:
         """Register with ``endpoints`` (the bound, advertised addresses), then follow the cluster."""
         self._endpoints = tuple(endpoints)
         try:
-            # the cluster as it is, before registering: a broker restarted after kill -9 may wait
-            # a session timeout for its old registration to expire, and answers meanwhile
-            self.view = await self.session.run(read_view, self.zk, None)
-            await self._register()
-            await self._step()
-            task_status.started()
-            while True:
-                wait_s = RETRY_S if self._failing else math.inf
-                if self.epoch is not None:  # the controller wakes for its leader balance check
-                    wait_s = min(wait_s, self.inbox.seconds_to_rebalance())
-                with trio.move_on_after(wait_s):
-                    await self.session.changed()
-                try:
-                    await self._step()
-                except ZK_ERRORS as exc:  # disconnected, or the session just expired
-                    log.warning("cluster: %s: %s; trying again", type(exc).__name__, exc)
-                    self._failing = True
-                else:
-                    self._failing = False
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.replication.run)
+                await self._loop(task_status)
         finally:
             with trio.CancelScope(shield=True):
                 if self.config.controlled_shutdown_enable and self._endpoints:
@@ -206,6 +193,27 @@ class ClusterNode:
     async def run_step(self) -> None:
         """One step of the loop, outside it: a stopping controller's own controlled shutdown."""
         await self._step()
+
+    async def _loop(self, task_status: trio.TaskStatus[None]) -> None:
+        # the cluster as it is, before registering: a broker restarted after kill -9 may wait
+        # a session timeout for its old registration to expire, and answers meanwhile
+        self.view = await self.session.run(read_view, self.zk, None)
+        await self._register()
+        await self._step()
+        task_status.started()
+        while True:
+            wait_s = RETRY_S if self._failing else math.inf
+            if self.epoch is not None:  # the controller wakes for its leader balance check
+                wait_s = min(wait_s, self.inbox.seconds_to_rebalance())
+            with trio.move_on_after(wait_s):
+                await self.session.changed()
+            try:
+                await self._step()
+            except ZK_ERRORS as exc:  # disconnected, or the session just expired
+                log.warning("cluster: %s: %s; trying again", type(exc).__name__, exc)
+                self._failing = True
+            else:
+                self._failing = False
 
     def topic_changed(self, topic: str, config: dict[str, str]) -> None:
         """AlterConfigs changed ``topic`` here: share it through ZooKeeper at the next step."""
@@ -311,6 +319,7 @@ class ClusterNode:
                 )
             except (OSError, ConfigError) as exc:  # this broker's copy only: the cluster goes on
                 log.error("cannot open the partitions of topic %s here: %s", topic, exc)
+        await self.replication.apply(view)
         led = view.led_by(self.broker_id)
         if led != previous.led_by(self.broker_id):
             log.info("broker %d leads %d partition(s): %s", self.broker_id, len(led), _summary(led))

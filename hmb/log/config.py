@@ -48,7 +48,7 @@ class TopicConfig:
     segment_delete_delay_ms: int = default_of(
         "log.segment.delete.delay.ms"
     )  # file.delete.delay.ms (declared)
-    min_insync_replicas: int = default_of("min.insync.replicas")  # (declared only)
+    min_insync_replicas: int = default_of("min.insync.replicas")
 
     @classmethod
     def from_broker(cls, broker: BrokerConfig, overrides: Mapping[str, str] | None = None) -> TopicConfig:

@@ -93,6 +93,14 @@ class LeaderEpochCache:
         self.entries = after
         self.write()
 
+    def truncate_from_end(self, log_end_offset: int) -> None:
+        """The log now ends at ``log_end_offset`` (a follower cut its divergent tail): epochs
+        that began at or past it go, as Kafka's ``truncateFromEnd``."""
+        kept = [e for e in self.entries if e[1] < log_end_offset]
+        if len(kept) < len(self.entries):
+            self.entries = kept
+            self.write()
+
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         """``(epoch, end offset)`` OffsetForLeaderEpoch answers for ``epoch``, as Kafka's cache:
         the latest epoch ends at the log end; an older one where the next epoch starts

@@ -37,23 +37,20 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 import trio
 
-from hmb.log import retention, time_lookup
+from hmb.log import markers, reading, replica_writes, retention, time_lookup
 from hmb.log.cleaner.swap import finish_interrupted_swaps
 from hmb.log.config import NEVER, LogConfig
 from hmb.log.errors import (
     DuplicateSequenceError,
-    InvalidProducerEpochError,
     KeylessRecordError,
     MagicNotAllowedError,
-    OffsetOutOfRangeError,
     PartitionDeletedError,
     RecordListTooLargeError,
     TransactionalBatchError,
@@ -68,12 +65,11 @@ from hmb.log.segment_map import SegmentMap
 from hmb.log.time_lookup import TimestampMatch
 from hmb.log.timestamp_bounds import check_timestamps
 from hmb.log.transactions import PartitionTransactions
-from hmb.log.txn_index import append_entry, cut, load_txn_indexes, txn_index_path
+from hmb.log.txn_index import load_txn_indexes
 from hmb.mvar import MVar
 from kproto.records import assign_batches
 from kproto.records.batch_assign import ProducerBatch
 from kproto.records.compact import first_keyless
-from kproto.records.control import build_control_batch
 from kproto.records.entry import MAGIC_OFFSET
 from kproto.records.log_append_time import stamp_log_append_time
 
@@ -113,6 +109,7 @@ class PartitionLog:
         "_directory",
         "_epochs",
         "_high_watermark",
+        "_leader_epoch",
         "_load_lock",
         "_producers",
         "_segments",
@@ -122,6 +119,7 @@ class PartitionLog:
         "config",
         "deleted",
         "deleted_before",
+        "on_leader_append",
         "partition",
         "topic",
         "wall",
@@ -147,6 +145,10 @@ class PartitionLog:
         # None: the high watermark is the log end (alone, or one replica); a replicated
         # partition's leader and followers set it (set_high_watermark)
         self._high_watermark: int | None = None
+        self._leader_epoch = LEADER_EPOCH  # stamped into appended batches (see lead)
+        #: called after each append while this broker leads a replicated partition: the
+        #: leader's high watermark may move (hmb.replication)
+        self.on_leader_append: Callable[[], None] | None = None
         self.deleted = False
         #: where DeleteRecords moved the log's start (0: the first segment's base decides)
         self.deleted_before = 0
@@ -320,6 +322,12 @@ class PartitionLog:
         hw = self._high_watermark
         return log_end if hw is None else min(hw, log_end)
 
+    @property
+    def high_watermark_known(self) -> bool:
+        """Whether replication has set the high watermark since the log was opened (until then
+        it is the log end, which a replica that just started cannot vouch for)."""
+        return self._high_watermark is not None
+
     def set_high_watermark(self, offset: int | None) -> None:
         """Make ``offset`` the high watermark (``None``: follow the log end again, as alone).
 
@@ -329,6 +337,28 @@ class PartitionLog:
         self._high_watermark = offset
         if self.high_watermark > old:
             self._wake_readers()
+
+    @property
+    def leader_epoch(self) -> int:
+        """The epoch this broker leads (or last led) the partition in: appends are stamped with it."""
+        return self._leader_epoch
+
+    def lead(self, epoch: int) -> None:
+        """Lead from now on in ``epoch``: it begins at the log end (leader-epoch-checkpoint)."""
+        self._leader_epoch = epoch
+        self.epochs.assign(epoch, self.log_end_offset)
+
+    async def append_replicated(self, records: bytes | bytearray | memoryview) -> int:
+        """Append a leader's batches as they are (:func:`hmb.log.replica_writes.append_replicated`)."""
+        return await replica_writes.append_replicated(self, records)
+
+    async def restart_at(self, offset: int) -> None:
+        """Empty the log to start at ``offset`` (:func:`hmb.log.replica_writes.restart_at`)."""
+        await replica_writes.restart_at(self, offset)
+
+    async def truncate_to(self, offset: int) -> None:
+        """Cut the log back to end at ``offset`` (:func:`hmb.log.replica_writes.truncate_to`)."""
+        await replica_writes.truncate_to(self, offset)
 
     @property
     def size_bytes(self) -> int:
@@ -375,6 +405,8 @@ class PartitionLog:
         finally:
             mvar.put_nowait(state)
         self._wake_readers()
+        if self.on_leader_append is not None:
+            self.on_leader_append()
         return info
 
     def _wake_readers(self) -> None:
@@ -393,7 +425,7 @@ class PartitionLog:
             records,
             base,
             max_message_bytes=self.config.max_message_bytes,
-            partition_leader_epoch=LEADER_EPOCH,
+            partition_leader_epoch=self._leader_epoch,
         )
         batches = result.producer_batches
         idempotent: list[ProducerBatch] = []
@@ -469,54 +501,11 @@ class PartitionLog:
     async def append_marker(
         self, producer_id: int, producer_epoch: int, *, commit: bool, coordinator_epoch: int
     ) -> int:
-        """Write a COMMIT (``commit``) or ABORT marker of the producer; returns its offset.
-
-        The marker ends the producer's open transaction on this partition (a
-        marker for a producer with none is written all the same, as Kafka
-        does).  A marker of an older epoch than the producer's raises
-        :class:`~hmb.log.errors.InvalidProducerEpochError` and writes nothing.
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        async with self._state.modify() as state:
-            if self.deleted:
-                raise PartitionDeletedError(f"{self.topic}-{self.partition} was deleted")
-            if self.producers.check_marker(producer_id, producer_epoch) is not None:
-                raise InvalidProducerEpochError(
-                    f"marker of producer {producer_id} epoch {producer_epoch}: the producer is at a newer one"
-                )
-            offset = self.active.next_offset
-            now = int(self.wall() * 1000)
-            buf = bytearray(
-                build_control_batch(
-                    producer_id,
-                    producer_epoch,
-                    commit=commit,
-                    coordinator_epoch=coordinator_epoch,
-                    base_offset=offset,
-                    timestamp=now,
-                )
-            )
-            if self.config.message_timestamp_type == "LogAppendTime":
-                stamp_log_append_time(buf, now)
-            seg = self.active
-            if self._roll_due(seg, len(buf)):
-                seg = await self._roll(offset)
-            aborted = None if commit else self.txns.aborted_by(producer_id, offset)
-            index = txn_index_path(self.directory, seg.base_offset)
-            size_before = append_entry(index, aborted) if aborted is not None else 0
-            try:
-                seg.append(buf, offset, 2)
-            except OSError:
-                if aborted is not None:
-                    cut(index, size_before)
-                raise
-            self.producers.end_transaction(producer_id, producer_epoch, coordinator_epoch)
-            self.txns.complete(producer_id, offset, commit=commit)
-            state.unflushed_messages += 1
-            if self._flush_due(state):
-                await self._flush_now(state, seg)
-        self._wake_readers()
-        return offset
+        """Write a COMMIT (``commit``) or ABORT marker of the producer; returns its offset
+        (:func:`hmb.log.markers.append_marker`, which says how)."""
+        return await markers.append_marker(
+            self, producer_id, producer_epoch, commit=commit, coordinator_epoch=coordinator_epoch
+        )
 
     @property
     def last_stable_offset(self) -> int:
@@ -605,7 +594,6 @@ class PartitionLog:
 
     # ---------------------------------------------------------------- reading
 
-    @contextmanager
     def read(
         self,
         offset: int,
@@ -614,45 +602,11 @@ class PartitionLog:
         min_one: bool = False,
         end_offset: int | None = None,
         replica: bool = False,
-    ) -> Iterator[FileRegion | None]:
-        """The file region starting at the entry holding ``offset``, at most ``max_bytes`` long.
-
-        With ``min_one`` the region holds at least that whole first entry even
-        when it is larger than ``max_bytes`` (so that a reader whose limit is
-        smaller than an entry still makes progress).  ``end_offset`` (the last
-        stable offset, for read_committed) ends the region before the entry
-        that holds it.  Yields ``None`` when ``offset`` is the high watermark
-        or at or past ``end_offset`` (nothing yet); raises
-        :class:`OffsetOutOfRangeError` outside the log.  The region is valid
-        while the context is open.  A ``replica`` (a follower copying the log)
-        reads up to the log end instead of the high watermark.
-        """
-        hw = self.log_end_offset if replica else self.high_watermark
-        if offset < self.log_start_offset or offset > hw:
-            raise OffsetOutOfRangeError(
-                f"offset {offset} outside [{self.log_start_offset}, {hw}] of {self.topic}-{self.partition}"
-            )
-        stop = hw if end_offset is None else min(hw, end_offset)
-        if offset >= stop or (max_bytes <= 0 and not min_one):
-            yield None
-            return
-        idx = self.segments.bisect_right(offset) - 1
-        while idx < len(self.segments):
-            seg = self.segments.peekitem(idx)[1]
-            pos = seg.find_position(offset)
-            if pos is not None:
-                end = seg.size
-                if end_offset is not None and end_offset < seg.next_offset:
-                    cut_at = seg.find_position(end_offset)
-                    end = end if cut_at is None else cut_at
-                length = max(0, min(max_bytes, end - pos))
-                if min_one:
-                    length = max(length, min(seg.entry_size(pos), end - pos))
-                with seg.pinned():
-                    yield FileRegion(seg, pos, length)
-                return
-            idx += 1
-        yield None
+    ) -> contextlib.AbstractContextManager[FileRegion | None]:
+        """The file region at ``offset`` (:func:`hmb.log.reading.read_region`, which says how)."""
+        return reading.read_region(
+            self, offset, max_bytes, min_one=min_one, end_offset=end_offset, replica=replica
+        )
 
     def offsets_before(self, timestamp: int, max_num_offsets: int) -> list[int]:
         """Kafka 0.8's ``getOffsetsBefore`` (:func:`hmb.log.time_lookup.offsets_before`)."""

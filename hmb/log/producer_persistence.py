@@ -24,10 +24,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from hmb.log.producer_state import ProducerStateManager
-from hmb.log.scan import BadEntry, producer_info
+from hmb.log.scan import BadEntry, Entry, producer_info
 from hmb.log.segment import LogSegment
 from hmb.log.segment_map import SegmentMap
 from hmb.log.transactions import PartitionTransactions
@@ -96,29 +97,40 @@ def replay_segments(
 ) -> None:
     """Replay into ``producers`` and ``txns`` the batches of ``segments``, in order."""
     for seg in segments:
-        for entry in seg.entries():
-            if isinstance(entry, BadEntry):
-                break
-            info = producer_info(seg.fd, entry)
-            if info is None:
+        replay_entries(seg, seg.entries(), producers, txns)
+
+
+def replay_entries(
+    seg: LogSegment,
+    entries: Iterable[Entry | BadEntry],
+    producers: ProducerStateManager,
+    txns: PartitionTransactions,
+) -> None:
+    """Replay the batches ``entries`` of ``seg`` (up to the first bad one): a follower's
+    appended batches, or a whole segment at load."""
+    for entry in entries:
+        if isinstance(entry, BadEntry):
+            break
+        info = producer_info(seg.fd, entry)
+        if info is None:
+            continue
+        if info.attributes & CONTROL_MASK:
+            try:
+                marker = parse_control_batch(os.pread(seg.fd, entry.size, entry.position))
+            except CorruptRecordError as exc:  # its CRC held: a control record we cannot read
+                log.warning("unreadable marker at offset %d of %s: %s", info.base_offset, seg, exc)
                 continue
-            if info.attributes & CONTROL_MASK:
-                try:
-                    marker = parse_control_batch(os.pread(seg.fd, entry.size, entry.position))
-                except CorruptRecordError as exc:  # its CRC held: a control record we cannot read
-                    log.warning("unreadable marker at offset %d of %s: %s", info.base_offset, seg, exc)
-                    continue
-                if marker.commit is not None:
-                    producers.end_transaction(info.producer_id, info.producer_epoch, marker.coordinator_epoch)
-                    txns.complete(info.producer_id, info.base_offset, commit=marker.commit)
-                continue
-            producers.record(
-                info.producer_id,
-                info.producer_epoch,
-                info.base_sequence,
-                info.record_count,
-                info.base_offset,
-                info.last_offset,
-            )
-            if info.attributes & TRANSACTIONAL_MASK:
-                txns.begin(info.producer_id, info.base_offset)
+            if marker.commit is not None:
+                producers.end_transaction(info.producer_id, info.producer_epoch, marker.coordinator_epoch)
+                txns.complete(info.producer_id, info.base_offset, commit=marker.commit)
+            continue
+        producers.record(
+            info.producer_id,
+            info.producer_epoch,
+            info.base_sequence,
+            info.record_count,
+            info.base_offset,
+            info.last_offset,
+        )
+        if info.attributes & TRANSACTIONAL_MASK:
+            txns.begin(info.producer_id, info.base_offset)

@@ -90,10 +90,12 @@ def build_control_batch(
     coordinator_epoch: int,
     base_offset: int = 0,
     timestamp: int | None = None,
+    partition_leader_epoch: int = -1,
 ) -> bytes:
     """One control batch holding a COMMIT or ABORT marker of ``producer_id``/``producer_epoch``.
 
-    ``timestamp`` (epoch ms) ``None`` means now, as Kafka stamps its markers.
+    ``timestamp`` (epoch ms) ``None`` means now, as Kafka stamps its markers;
+    ``partition_leader_epoch`` is the writing leader's epoch.
     """
     builder = RecordBatchBuilder(
         producer_id=producer_id,
@@ -104,7 +106,7 @@ def build_control_batch(
     )
     ts = int(time.time() * 1000) if timestamp is None else timestamp
     builder.append(control_key(commit), end_txn_marker_value(coordinator_epoch), ts)
-    return builder.build(base_offset)
+    return builder.build(base_offset, partition_leader_epoch=partition_leader_epoch)
 
 
 def parse_control_record(key: bytes | None, value: bytes | None) -> tuple[bool | None, int]:

@@ -38,6 +38,7 @@ def test_every_test_module_here_names_a_handler_or_a_rule() -> None:
         "transactions",
         "compaction",
         "rack",
+        "replication_leader",
     }
     stale = sorted(
         p.name for p in HERE.glob("test_*.py") if p.stem.removeprefix("test_") not in handlers | others

@@ -73,7 +73,7 @@ class Cluster:
 
 
 def three_brokers(connect: str, home: Path, *extra: str) -> Iterator[Cluster]:
-    """Three brokers, each started with the ``extra`` settings too."""
+    """Three brokers with ``extra`` settings (``name=value``) besides the cluster's own."""
     cluster = Cluster(connect, home, extra=extra)
     try:
         yield cluster.start()

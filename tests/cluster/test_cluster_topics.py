@@ -1,4 +1,4 @@
-"""Topics in a three-broker cluster: placement, refusal of replication, clients across
+"""Topics in a three-broker cluster: placement, replication factors, clients across
 brokers, leadership checks, deletion, and a broker that restarts with its data.
 
 One ZooKeeper and one cluster for the whole module (a JVM and three brokers cost
@@ -77,20 +77,20 @@ def test_topic_made_through_any_broker_spreads_its_leaders(cluster: Cluster) -> 
         )
 
 
-def test_replication_factor_above_one_is_refused_and_nothing_is_made(cluster: Cluster) -> None:
+def test_replication_factor_above_the_live_brokers_is_refused_and_nothing_is_made(
+    cluster: Cluster,
+) -> None:
     admin = _admin(cluster.bootstrap)
-    future = admin.create_topics([NewTopic("three-copies", 1, 3)])["three-copies"]
-    with pytest.raises(ck.KafkaException) as exc:
-        future.result(15)
-    assert exc.value.args[0].code() == ck.KafkaError.INVALID_REPLICATION_FACTOR
-    assert "replication is not built yet" in exc.value.args[0].str()
+    admin.create_topics([NewTopic("three-copies", 2, 3)])["three-copies"].result(15)
+    placed = cluster.json("/brokers/topics/three-copies")["partitions"]
+    assert {p: sorted(r) for p, r in placed.items()} == {"0": [0, 1, 2], "1": [0, 1, 2]}
     four = admin.create_topics([NewTopic("four-copies", 1, 4)])["four-copies"]
     with pytest.raises(ck.KafkaException) as exc:
         four.result(15)
     assert exc.value.args[0].code() == ck.KafkaError.INVALID_REPLICATION_FACTOR
-    assert cluster.zk.exists("/brokers/topics/three-copies") is None
+    assert "larger than available brokers: 3" in exc.value.args[0].str()
     assert cluster.zk.exists("/brokers/topics/four-copies") is None
-    assert cluster.zk.exists("/config/topics/three-copies") is None
+    assert cluster.zk.exists("/config/topics/four-copies") is None
 
 
 def test_off_the_leader_a_partition_is_not_served(cluster: Cluster) -> None:

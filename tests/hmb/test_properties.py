@@ -160,12 +160,14 @@ def test_settings_not_acted_on_are_accepted_with_a_warning(caplog: pytest.LogCap
         "compression.type": "zstd",
         "log.message.timestamp.type": "LogAppendTime",
         "log.roll.hours": "1",
+        "log.segment.delete.delay.ms": "1000",
         "min.insync.replicas": "2",
     }
     cfg = from_properties(props)
     assert cfg.log.cleanup_policy == ("compact",) and cfg.log.segment_ms == 3_600_000
     [warning] = [r.getMessage() for r in caplog.records]
-    assert "min.insync.replicas=2" in warning
+    assert "log.segment.delete.delay.ms=1000" in warning
+    assert "min.insync.replicas" not in warning  # acted on: acks=all needs that many in-sync replicas
     assert "log.cleanup.policy" not in warning  # acted on: the log cleaner compacts
     assert "compression.type" not in warning  # acted on: the log recompresses batches
     assert "log.roll.ms" not in warning  # acted on: segment.ms rolls segments by age

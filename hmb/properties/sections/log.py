@@ -236,12 +236,11 @@ PROPERTIES: tuple[Property, ...] = (
         "min.insync.replicas",
         INT,
         1,
-        "How many replicas must hold a write before an `acks=all` produce is answered; "
-        "hmb is a single broker, whose one replica is always in sync.",
+        "How many in-sync replicas a partition needs for an `acks=all` produce: fewer, and it is "
+        "refused with NOT_ENOUGH_REPLICAS. A broker alone has its one replica, always in sync.",
         LOG,
         attr="min_insync_replicas",
         topic="min.insync.replicas",
         at_least=1,
-        acted_on=False,
     ),
 )
