@@ -92,6 +92,7 @@ class BrokerConfig:
     log_cleaner_io_max_bytes_per_second: float = default_of("log.cleaner.io.max.bytes.per.second")
     log_cleaner_backoff_ms: int = default_of("log.cleaner.backoff.ms")
     offset_metadata_max_bytes: int = default_of("offset.metadata.max.bytes")
+    offsets_commit_timeout_ms: int = default_of("offsets.commit.timeout.ms")
     group_min_session_timeout_ms: int = default_of("group.min.session.timeout.ms")
     group_max_session_timeout_ms: int = default_of("group.max.session.timeout.ms")
     group_initial_rebalance_delay_ms: int = default_of("group.initial.rebalance.delay.ms")

@@ -33,6 +33,7 @@ from hmb.api.authz import group_allowed, topics_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.leadership import not_coordinator
 from hmb.api.registry import handles
+from hmb.api.replicated_commits import commit_replicated
 from hmb.api.topic_keys import TopicKey, key_field, resolve
 from hmb.groups.offset_partitions import NotLoadedError
 from hmb.groups.offsets import CommitEntry
@@ -115,6 +116,10 @@ async def handle(ctx: RequestContext) -> Reply:
         except NotLoadedError:  # leadership of its offsets partition moved meanwhile
             for k in accepted_keys:
                 codes[k] = ErrorCode.NOT_COORDINATOR
+        else:
+            if (replicated := await commit_replicated(ctx, body.group_id)) != ErrorCode.NONE:
+                for k in accepted_keys:
+                    codes[k] = replicated
     return commit_answer(body.topics, codes, [key for key, _ in named], key_field(by_id))
 
 

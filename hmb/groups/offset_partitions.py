@@ -80,6 +80,11 @@ class GroupOffsets:
     def _store(self, group: str) -> OffsetStore | None:
         return self.stores.get(self.partition_of(group))
 
+    def log_of(self, group: str) -> PartitionLog | None:
+        """The log holding ``group``'s offsets here (None: not loaded on this broker)."""
+        store = self._store(group)
+        return None if store is None else store.plog
+
     def _writable(self, group: str) -> OffsetStore:
         store = self._store(group)
         if store is None:

@@ -133,8 +133,10 @@ class OffsetStore:
         """
         applied = 0
         offset = self.plog.log_start_offset
-        while offset < self.plog.high_watermark:
-            with self.plog.read(offset, 1 << 20, min_one=True) as region:
+        # to the log end, not the high watermark: a follower that just became leader holds
+        # commits its high watermark has not caught up with (they are the partition's truth now)
+        while offset < self.plog.log_end_offset:
+            with self.plog.read(offset, 1 << 20, min_one=True, replica=True) as region:
                 if region is None:
                     break
                 data = region.read()

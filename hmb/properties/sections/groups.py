@@ -23,6 +23,18 @@ PROPERTIES: tuple[Property, ...] = (
         unit="bytes",
     ),
     Property(
+        "offsets.commit.timeout.ms",
+        INT,
+        5000,
+        "In a cluster, how long an offset commit waits for every in-sync replica of its "
+        "__consumer_offsets partition to hold it before the commit is answered "
+        "COORDINATOR_NOT_AVAILABLE (the client commits again).",
+        GROUPS,
+        attr="offsets_commit_timeout_ms",
+        at_least=1,
+        unit="ms",
+    ),
+    Property(
         "group.min.session.timeout.ms",
         INT,
         6000,
