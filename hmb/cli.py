@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from hmb import __version__
+from hmb import __version__, gc_policy
 from hmb.broker import Broker
 from hmb.cluster.errors import ClusterError
 from hmb.config import (
@@ -122,6 +122,7 @@ async def run(broker: Broker) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(broker.run)
+            gc_policy.settle()  # listening: what start-up made is kept for good
 
             async def stop_on_signal() -> None:
                 async for sig in signals:
