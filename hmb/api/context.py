@@ -128,6 +128,8 @@ class Session:
 
 @dataclass
 class RequestContext:
+    """What a handler gets: the decoded request, its connection's session and the broker's services."""
+
     services: Services
     request: Request
     session: Session = field(default_factory=Session)
