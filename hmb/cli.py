@@ -122,7 +122,7 @@ async def run(broker: Broker) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(broker.run)
-            gc_policy.settle()  # listening: what start-up made is kept for good
+            gc_policy.resume()  # listening: collect again (hmb serve's process only)
 
             async def stop_on_signal() -> None:
                 async for sig in signals:
@@ -151,6 +151,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "hmb serve") -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    gc_policy.keep_imports()  # modules, classes, functions: no collection scans them again
     try:
         broker = Broker(config_from_args(ns))  # checks that every listener can be served
     except ConfigError as exc:

@@ -5,24 +5,31 @@ Rules of this module:
 * Only a process the broker owns applies it: ``hmb serve`` (both entry
   points call :func:`pause` before importing the broker).  An embedded
   broker lives in someone else's process, whose collector is theirs:
-  :func:`settle` does nothing unless :func:`pause` ran first.
-* While the broker starts, the collector is off.  Start-up creates modules,
-  classes, functions and the property table, all living as long as the
-  process; collecting while they are being made found nothing and cost a
+  :func:`keep_imports` and :func:`resume` do nothing unless :func:`pause`
+  ran first.
+* While the broker starts, the collector is off.  The imports create
+  modules, classes, functions and the property table, all living as long as
+  the process; collecting while they were made found nothing and cost a
   tenth of the time to the first answer.
-* Once the broker listens, what start-up made is frozen (``gc.freeze``): no
-  later collection scans it again.
-* The youngest generation is collected every :data:`THRESHOLD` allocations,
-  not CPython's 700.  Every open connection holds some fifty tracked objects
-  (its tasks, their coroutines, cancel scopes, the socket); opening ten
-  thousand with the default triggered full collections over all the others,
-  seven tenths of the broker's CPU per connection opened.  Collections stay
-  automatic: a cycle still goes, a little later.
+* What the imports made is frozen (``gc.freeze``) before the broker is
+  built: no later collection scans it again.  Nothing the broker builds is
+  frozen (a partition loaded at start may be deleted later, and frozen
+  cycles would never be freed).
+* Once the broker listens, the youngest generation is collected every
+  ``THRESHOLD[0]`` allocations, not CPython's 700.  Every open connection
+  holds some fifty tracked objects (its tasks, their coroutines, cancel
+  scopes, the socket); opening ten thousand with the default threshold ran
+  full collections over all the others, seven tenths of the broker's CPU
+  per connection opened.  Collections stay automatic: a cycle still goes,
+  a little later.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
+
+log = logging.getLogger(__name__)
 
 THRESHOLD = (20_000, 20, 10)
 """Allocations before a young collection; young collections before a middle one; middle before full."""
@@ -37,15 +44,19 @@ def pause() -> None:
     gc.disable()
 
 
-def settle() -> None:
-    """The broker listens: freeze what start-up made, then collect with :data:`THRESHOLD`.
+def keep_imports() -> None:
+    """The imports are done: what they made stays for good, so no collection scans it again."""
+    if _paused:
+        gc.freeze()
+        log.debug("garbage collector: %d objects made by the imports frozen", gc.get_freeze_count())
 
-    Does nothing in a process that did not :func:`pause` (an embedded broker's host).
-    """
+
+def resume() -> None:
+    """The broker listens: collect again, every ``THRESHOLD[0]`` allocations."""
     global _paused
     if not _paused:
         return
     _paused = False
-    gc.freeze()
     gc.set_threshold(*THRESHOLD)
     gc.enable()
+    log.debug("garbage collector: on, thresholds %s", THRESHOLD)
