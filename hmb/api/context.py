@@ -118,6 +118,9 @@ class Session:
     reauth_deadline: float | None = None
     #: set by a handler whose answer must be the connection's last (failed authentication): the reason
     close_after_reply: str | None = None
+    #: set by the network layer: called when a handler waits on the client, so that someone
+    #: reads the connection meanwhile and sets ``client_gone`` when the client leaves
+    watch_client: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def host(self) -> str:
@@ -161,6 +164,9 @@ class RequestContext:
 
     @property
     def client_gone(self) -> trio.Event:
+        """Set when the client leaves; asking for it makes the connection watch for that."""
+        if self.session.watch_client is not None:
+            self.session.watch_client()
         return self.session.client_gone
 
 
