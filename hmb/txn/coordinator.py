@@ -61,6 +61,8 @@ OFFSETS_TOPIC = "__consumer_offsets"
 
 @dataclass(frozen=True)
 class InitResult:
+    """The answer to one InitProducerId for a transactional id: an error, or the id and epoch."""
+
     error: int
     producer_id: int = -1
     producer_epoch: int = -1
