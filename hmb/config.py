@@ -88,6 +88,7 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = default_of("group.initial.rebalance.delay.ms")
     transaction_max_timeout_ms: int = default_of("transaction.max.timeout.ms")
     transactional_id_expiration_ms: int = default_of("transactional.id.expiration.ms")
+    transaction_two_phase_commit_enable: bool = default_of("transaction.two.phase.commit.enable")
     ssl_keystore_type: str = default_of("ssl.keystore.type")
     ssl_keystore_location: str | None = default_of("ssl.keystore.location")
     ssl_key_password: str | None = default_of("ssl.key.password")

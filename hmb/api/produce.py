@@ -1,4 +1,4 @@
-"""Produce v0-v11: validate and append each partition's records, answer per partition.
+"""Produce v0-v12: validate and append each partition's records, answer per partition.
 
 Errors are per partition (Kafka's codes); one bad partition never fails the
 others.  With ``acks == 0`` nothing is sent back, not even errors, as Kafka
@@ -20,11 +20,10 @@ Flexible versions: v9 is v8 in the compact layout; v10 adds the tagged
 ``current_leader``/``node_endpoints`` that point a client at a new leader
 after NOT_LEADER_OR_FOLLOWER, which a single broker leading every partition
 never answers (left out, as Kafka leaves a default tagged field out); v11
-allows TRANSACTION_ABORTABLE, an error of transactions.  v12 is not served:
-it lets a transactional producer write to a partition it has not added to
-its transaction (KIP-890 part 2, the broker adds it), which only a
-transaction coordinator can honour; a client without it uses v11.  v13
-names topics by id.
+allows TRANSACTION_ABORTABLE, an error of transactions.  v12 lets a
+transactional producer write to a partition it has not added to its
+transaction: the broker adds it (KIP-890 part 2, :mod:`hmb.api.txn_produce`).
+v13 names topics by id.
 """
 
 from __future__ import annotations
@@ -92,7 +91,7 @@ def _denied(ctx: RequestContext) -> dict[str, int]:
     return dict.fromkeys(names - writable, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
-@handles(ApiKey.PRODUCE, versions=(0, 11))
+@handles(ApiKey.PRODUCE, versions=(0, 12))
 async def handle(ctx: RequestContext) -> Reply:
     request = ctx.request
     body = request.body
@@ -116,7 +115,7 @@ async def handle(ctx: RequestContext) -> Reply:
                 code, base = ErrorCode.NOT_LEADER_OR_FOLLOWER, -1
             elif (plog := logs.get(topic.name, pd.index)) is None:
                 code, base = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
-            elif pd.records and (refused := txn_refusal(ctx, topic.name, pd.index, pd.records)):
+            elif pd.records and (refused := await txn_refusal(ctx, topic.name, pd.index, pd.records)):
                 code, base = refused, -1
             else:
                 code, base, append_time = await _append_to(ctx, plog, pd.records, messages)

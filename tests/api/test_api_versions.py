@@ -60,12 +60,12 @@ async def test_the_table_is_the_registry(broker: InProcessBroker, version: int) 
 async def test_advertised_table(broker: InProcessBroker) -> None:
     resp = await broker.request(ApiKey.API_VERSIONS, 4, BODY)
     expected = {
-        ApiKey.PRODUCE: (0, 11),
+        ApiKey.PRODUCE: (0, 12),
         ApiKey.FETCH: (0, 17),
         ApiKey.LIST_OFFSETS: (0, 11),
         ApiKey.METADATA: (0, 13),
         ApiKey.FIND_COORDINATOR: (0, 6),
-        ApiKey.INIT_PRODUCER_ID: (0, 5),
+        ApiKey.INIT_PRODUCER_ID: (0, 6),
         ApiKey.CREATE_TOPICS: (0, 7),
         ApiKey.DELETE_TOPICS: (0, 6),
     }

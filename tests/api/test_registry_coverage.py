@@ -36,6 +36,7 @@ def test_every_test_module_here_names_a_handler_or_a_rule() -> None:
         "scale",
         "read_committed",
         "transactions",
+        "transactions_v2",
         "compaction",
     }
     stale = sorted(
