@@ -1,4 +1,4 @@
-"""Fetch v0-v17: record sets from many partitions, long-polling for ``min_bytes``.
+"""Fetch v0-v18: record sets from many partitions, long-polling for ``min_bytes``.
 
 The request waits (up to ``max_wait_ms``) until the partitions it reads hold
 at least ``min_bytes`` beyond the requested offsets.  Waiting is on the
@@ -39,8 +39,8 @@ What the versions change, and how this broker answers:
   consumer, which sends replica id -1; v16 adds the tagged
   ``node_endpoints`` that come with a ``current_leader``, left out as it
   is; v17's ``replica_directory_id`` (KIP-853) is a follower's.
-* v18 is not served: its request carries a follower's high watermark
-  (KIP-1166) for replication this broker does not do; clients use v17.
+* v18 adds the tagged ``high_watermark`` a follower reports (KIP-1166);
+  a consumer leaves it out and is answered as at v17.
 * v0-v3 clients predate message format v2 and read MessageSets only:
   RecordBatches (magic 2) in the range are down-converted to magic 0 (v0-v1)
   or 1 (v2-v3) messages.  Whether a range needs it comes from what the log
@@ -269,7 +269,7 @@ async def _downconvert_all(
                 partitions[i] = pd._replace(records=out)
 
 
-@handles(ApiKey.FETCH, versions=(0, 17))
+@handles(ApiKey.FETCH, versions=(0, 18))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     version = ctx.request.version

@@ -1,4 +1,4 @@
-"""Produce v0-v12: validate and append each partition's records, answer per partition.
+"""Produce v0-v13: validate and append each partition's records, answer per partition.
 
 Errors are per partition (Kafka's codes); one bad partition never fails the
 others.  With ``acks == 0`` nothing is sent back, not even errors, as Kafka
@@ -23,7 +23,7 @@ never answers (left out, as Kafka leaves a default tagged field out); v11
 allows TRANSACTION_ABORTABLE, an error of transactions.  v12 lets a
 transactional producer write to a partition it has not added to its
 transaction: the broker adds it (KIP-890 part 2, :mod:`hmb.api.txn_produce`).
-v13 names topics by id.
+v13 names topics by id (:mod:`hmb.api.produce_by_id`).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from hmb.api.authz import allowed, topics_allowed
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
 from hmb.api.leadership import misdirected
+from hmb.api.produce_by_id import FIRST_TOPIC_ID, response_by_id, topic_names
 from hmb.api.registry import handles
 from hmb.api.txn_produce import refusal as txn_refusal
 from hmb.log.partition import PartitionLog
@@ -77,13 +78,13 @@ async def _append_to(
     return _NONE, info.base_offset, info.log_append_time
 
 
-def _denied(ctx: RequestContext) -> dict[str, int]:
+def _denied(ctx: RequestContext, topics: list[str | None]) -> dict[str, int]:
     """The topics this connection may not write, each with its error (Write on the
     topic; for a transactional produce, Write on its transactional id first)."""
     if ctx.services.authorizer is None:
         return {}
     body = ctx.request.body
-    names = {t.name for t in body.topic_data}
+    names = {name for name in topics if name is not None}
     tid = getattr(body, "transactional_id", None)
     if tid is not None and not allowed(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
         return dict.fromkeys(names, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -91,40 +92,43 @@ def _denied(ctx: RequestContext) -> dict[str, int]:
     return dict.fromkeys(names - writable, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
-@handles(ApiKey.PRODUCE, versions=(0, 12))
+@handles(ApiKey.PRODUCE, versions=(0, 13))
 async def handle(ctx: RequestContext) -> Reply:
     request = ctx.request
     body = request.body
     acks = body.acks
     valid_acks = acks in (0, 1, -1)
     logs = ctx.logs
-    denied = _denied(ctx)
-    responses: list[tuple[str, list[PartitionResult]]] = []
+    names = topic_names(ctx)
+    denied = _denied(ctx, names)
+    responses: list[tuple[str | None, list[PartitionResult]]] = []
     append_times: dict[tuple[str, int], int] = {}  # LogAppendTime topics' stamps, for v2+ answers
     messages: dict[tuple[str, int], str] = {}  # why a partition's records were invalid, for v8
-    for topic in body.topic_data:
+    for topic, name in zip(body.topic_data, names, strict=True):
         partitions: list[PartitionResult] = []
         for pd in topic.partition_data:
             code: int
             start = -1
             if not valid_acks:
                 code, base = ErrorCode.INVALID_REQUIRED_ACKS, -1
-            elif denied and topic.name in denied:
-                code, base = denied[topic.name], -1
-            elif misdirected(ctx, topic.name, pd.index):
+            elif name is None:
+                code, base = ErrorCode.UNKNOWN_TOPIC_ID, -1
+            elif denied and name in denied:
+                code, base = denied[name], -1
+            elif misdirected(ctx, name, pd.index):
                 code, base = ErrorCode.NOT_LEADER_OR_FOLLOWER, -1
-            elif (plog := logs.get(topic.name, pd.index)) is None:
+            elif (plog := logs.get(name, pd.index)) is None:
                 code, base = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
-            elif pd.records and (refused := await txn_refusal(ctx, topic.name, pd.index, pd.records)):
+            elif pd.records and (refused := await txn_refusal(ctx, name, pd.index, pd.records)):
                 code, base = refused, -1
             else:
                 code, base, append_time = await _append_to(ctx, plog, pd.records, messages)
                 if code == _NONE:
                     start = plog.log_start_offset
                     if append_time >= 0:
-                        append_times[(topic.name, pd.index)] = append_time
+                        append_times[(name, pd.index)] = append_time
             partitions.append((pd.index, code, base, start))
-        responses.append((topic.name, partitions))
+        responses.append((name, partitions))
     if acks == 0:
         failed = [
             (name, index, ErrorCode(code).name)
@@ -136,10 +140,12 @@ async def handle(ctx: RequestContext) -> Reply:
             # Kafka closes the socket: with acks=0 that is the producer's only sign of failure.
             raise CloseConnection(f"produce with acks=0 failed: {failed[:3]}")
         return NO_RESPONSE
+    if request.version >= FIRST_TOPIC_ID:
+        return response_by_id(ctx, responses, append_times, messages)
     return encode_produce_response(
         request.version,
         request.correlation_id,
-        responses,
+        responses,  # type: ignore[arg-type]  # names before v13: every topic has one
         log_append_times=append_times,
         error_messages=messages,
     )

@@ -1,4 +1,4 @@
-"""Fetch v0-v17 in process: every version boundary, the size limits, down-conversion, long polls.
+"""Fetch v0-v18 in process: every version boundary, the size limits, down-conversion, long polls.
 
 v1 adds throttle_time_ms; v0-v1 clients read magic 0 and v2-v3 magic 1 only
 (RecordBatches are down-converted for them); v3 adds the response-wide
@@ -8,7 +8,7 @@ offset and aborted transactions; v5 log_start_offset; v7 fetch sessions
 with a partition's ``last_fetched_epoch`` checked against the log's leader
 epochs (a reader whose epoch ended before its position gets no records but
 the tagged ``diverging_epoch``); v13+ topics by id, an unknown or stale id
-UNKNOWN_TOPIC_ID; v14-v17 answer as v13.  What can fail: a field missing at
+UNKNOWN_TOPIC_ID; v14-v18 answer as v13.  What can fail: a field missing at
 some version, RecordBatches reaching an old client unconverted, a limit
 ignored or a large first batch withheld, a long poll that sleeps instead of
 waking on an append, a topic answered under its name where the client sent
@@ -31,7 +31,7 @@ from .bodies import batch, create, fetch_one, fetch_req, produce_one, spec
 from .harness import InProcessBroker, in_background
 
 FETCH = ApiKey.FETCH
-FLEXIBLE = range(12, 18)
+FLEXIBLE = range(12, 19)
 
 
 @pytest.mark.parametrize("version", range(12))
@@ -215,8 +215,8 @@ def topic_id(b: InProcessBroker, topic: str) -> bytes:
     return b.broker.logs.topic_ids[topic]
 
 
-def test_served_up_to_v17() -> None:
-    assert (HANDLERS[FETCH].min_version, HANDLERS[FETCH].max_version) == (0, 17)
+def test_served_up_to_v18() -> None:
+    assert (HANDLERS[FETCH].min_version, HANDLERS[FETCH].max_version) == (0, 18)
 
 
 @pytest.mark.parametrize("version", FLEXIBLE)
