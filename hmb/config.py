@@ -62,6 +62,7 @@ class BrokerConfig:
     control_listener: Listener | None = default_of("control.listener")  # noqa: RUF009 (None: off)
     socket_request_max_bytes: int = default_of("socket.request.max.bytes")
     queued_max_requests: int = default_of("queued.max.requests")  # per connection here
+    max_incremental_fetch_session_cache_slots: int = default_of("max.incremental.fetch.session.cache.slots")
     node_id: int = default_of("node.id")
     num_partitions: int = default_of("num.partitions")
     auto_create_topics: bool = default_of("auto.create.topics.enable")

@@ -23,6 +23,7 @@ from hmb.security.principal import ANONYMOUS, KafkaPrincipal
 from kproto import Request
 
 if TYPE_CHECKING:
+    from hmb.api.fetch_sessions import FetchSessionCache
     from hmb.cluster.node import ClusterNode
     from hmb.config import BrokerConfig, Listener
     from hmb.groups.coordinator import GroupCoordinator
@@ -72,6 +73,8 @@ class Services:
     plain_users: dict[str, PlainUsers] = field(default_factory=dict)
     #: this broker's membership of a cluster; None: alone (no zookeeper.connect)
     cluster: ClusterNode | None = None
+    #: the incremental fetch sessions (KIP-227); made by the first fetch that opens one
+    fetch_sessions: FetchSessionCache | None = None
 
     @property
     def offsets(self) -> OffsetStore:

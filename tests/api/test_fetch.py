@@ -280,3 +280,17 @@ async def test_a_reader_past_the_end_of_its_epoch_is_told_where_it_diverged(brok
         p = await fetch(offset, epoch)
         assert p.tagged_fields["diverging_epoch"].epoch == -1, (offset, epoch)
         assert offset in [r.offset for r in read_records(p.records)]  # the batch that holds it
+
+
+async def test_a_later_partition_whose_first_entry_the_limit_cuts_gets_no_records(
+    broker: InProcessBroker,
+) -> None:
+    """v3+: bytes with no complete record would stop a client ("failed to make progress")."""
+    await produce_one(broker, "cut-a", batch([b"a" * 200]))
+    await produce_one(broker, "cut-b", batch([b"b" * 200]))
+    first = await broker.request(FETCH, 4, fetch_req([("cut-a", 0, 0)]))
+    size = len(first.responses[0].partitions[0].records)
+    resp = await broker.request(FETCH, 4, fetch_req([("cut-a", 0, 0), ("cut-b", 0, 0)], max_bytes=size + 50))
+    a, b = (t.partitions[0] for t in resp.responses)
+    assert [r.value for r in read_records(a.records)] == [b"a" * 200]
+    assert (b.error_code, b.high_watermark, len(b.records)) == (0, 1, 0)

@@ -37,6 +37,7 @@ def test_every_test_module_here_names_a_handler_or_a_rule() -> None:
         "read_committed",
         "transactions",
         "transactions_v2",
+        "fetch_sessions",
         "compaction",
     }
     stale = sorted(
