@@ -75,21 +75,24 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 #: The versions hmb_client builds and parses, per API: :meth:`BrokerConnection.pick`'s
 #: default ``ours``, and the one place a version range of the client is written.  Every
 #: range reaches down to what a 0.8.2 broker serves, so the same code talks to old and
-#: new brokers.  Fetch reaches v17 (v18 is a follower's); Produce stops at v11 (v12
-#: is a transaction coordinator's business, v13 names topics by id); ApiVersions, Metadata,
-#: FindCoordinator, the group APIs, the admin APIs and ListOffsets (whose special times grow
-#: with its versions) go as far as kproto declares and the client can honour:
-#: OffsetCommit and OffsetFetch stop before v10 (topic ids instead of names).  They start
-#: at 1: v0 is Kafka's ZooKeeper-stored offsets, which no Kafka-compatible broker keeps.
+#: new brokers.  Fetch reaches v18 (whose one addition is a follower's); Produce stops at
+#: v11 (v12 is transaction version 2, which this client's transactions do not speak, v13
+#: names topics by id); ApiVersions, Metadata, FindCoordinator, the group APIs, the admin
+#: APIs and ListOffsets (whose special times grow with its versions) go as far as kproto
+#: declares and the client can honour.  OffsetCommit and OffsetFetch reach v10, which names
+#: topics by id: the consumer sends it when the last metadata gave the id of every topic
+#: it names, else v9 (``request_bodies.offsets_version``); the admin names topics, v9.
+#: They start at 1: v0 is Kafka's ZooKeeper-stored offsets, which no Kafka-compatible
+#: broker keeps.
 #: Every range lies inside what kproto declares (``kproto.registry.supported_versions()``):
 #: tests/hmb_client/test_versions_table.py.
 CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     ApiKey.PRODUCE: (0, 11),
-    ApiKey.FETCH: (0, 17),
+    ApiKey.FETCH: (0, 18),
     ApiKey.LIST_OFFSETS: (0, 11),
     ApiKey.METADATA: (0, 13),
-    ApiKey.OFFSET_COMMIT: (1, 9),
-    ApiKey.OFFSET_FETCH: (1, 9),
+    ApiKey.OFFSET_COMMIT: (1, 10),
+    ApiKey.OFFSET_FETCH: (1, 10),
     ApiKey.FIND_COORDINATOR: (0, 6),
     ApiKey.JOIN_GROUP: (0, 9),
     ApiKey.HEARTBEAT: (0, 4),
