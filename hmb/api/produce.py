@@ -34,7 +34,7 @@ from hmb.api.authz import allowed, topics_allowed
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
 from hmb.api.leadership import misdirected
-from hmb.api.produce_by_id import FIRST_TOPIC_ID, response_by_id, topic_names
+from hmb.api.produce_by_id import topic_keys, topic_names
 from hmb.api.registry import handles
 from hmb.api.txn_produce import refusal as txn_refusal
 from hmb.log.partition import PartitionLog
@@ -101,10 +101,11 @@ async def handle(ctx: RequestContext) -> Reply:
     logs = ctx.logs
     names = topic_names(ctx)
     denied = _denied(ctx, names)
-    responses: list[tuple[str | None, list[PartitionResult]]] = []
-    append_times: dict[tuple[str, int], int] = {}  # LogAppendTime topics' stamps, for v2+ answers
+    keys = topic_keys(ctx, names)
+    responses: list[tuple[str | bytes, list[PartitionResult]]] = []
+    append_times: dict[tuple[str | bytes, int], int] = {}  # LogAppendTime topics' stamps, for v2+ answers
     messages: dict[tuple[str, int], str] = {}  # why a partition's records were invalid, for v8
-    for topic, name in zip(body.topic_data, names, strict=True):
+    for topic, name, key in zip(body.topic_data, names, keys, strict=True):
         partitions: list[PartitionResult] = []
         for pd in topic.partition_data:
             code: int
@@ -126,13 +127,13 @@ async def handle(ctx: RequestContext) -> Reply:
                 if code == _NONE:
                     start = plog.log_start_offset
                     if append_time >= 0:
-                        append_times[(name, pd.index)] = append_time
+                        append_times[(key, pd.index)] = append_time
             partitions.append((pd.index, code, base, start))
-        responses.append((name, partitions))
+        responses.append((key, partitions))
     if acks == 0:
         failed = [
-            (name, index, ErrorCode(code).name)
-            for name, partitions in responses
+            (key, index, ErrorCode(code).name)
+            for key, partitions in responses
             for index, code, _base, _start in partitions
             if code
         ]
@@ -140,12 +141,10 @@ async def handle(ctx: RequestContext) -> Reply:
             # Kafka closes the socket: with acks=0 that is the producer's only sign of failure.
             raise CloseConnection(f"produce with acks=0 failed: {failed[:3]}")
         return NO_RESPONSE
-    if request.version >= FIRST_TOPIC_ID:
-        return response_by_id(ctx, responses, append_times, messages)
     return encode_produce_response(
         request.version,
         request.correlation_id,
-        responses,  # type: ignore[arg-type]  # names before v13: every topic has one
+        responses,
         log_append_times=append_times,
         error_messages=messages,
     )
