@@ -31,7 +31,8 @@ INVALID_PRODUCER_EPOCH; v5 only allows TRANSACTION_ABORTABLE, which this
 broker never sends.  v6 (KIP-939, two-phase commit with an external
 transaction manager): ``enable2_pc`` asks for a transaction that never
 times out, granted only when ``transaction.two.phase.commit.enable`` is
-true, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers;
+true and the client holds TwoPhaseCommit on the transactional id, else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers;
 ``keep_prepared_txn`` (recover a prepared transaction instead of aborting
 it) is UNSUPPORTED_VERSION: hmb keeps no prepared transaction across
 producer restarts.  The answer's ``ongoing_txn_producer_id``/``_epoch``
@@ -79,6 +80,8 @@ async def _transactional(ctx: RequestContext, tid: str) -> Reply:
     if not allowed(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
         return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     two_phase = bool(body.get("enable2_pc", False))
+    if two_phase and not allowed(ctx, Operation.TWO_PHASE_COMMIT, ResourceType.TRANSACTIONAL_ID, tid):
+        return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     if two_phase and not ctx.services.config.transaction_two_phase_commit_enable:
         return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     if body.get("keep_prepared_txn", False):
