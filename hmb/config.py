@@ -62,6 +62,7 @@ class BrokerConfig:
     control_listener: Listener | None = default_of("control.listener")  # noqa: RUF009 (None: off)
     socket_request_max_bytes: int = default_of("socket.request.max.bytes")
     queued_max_requests: int = default_of("queued.max.requests")  # per connection here
+    max_incremental_fetch_session_cache_slots: int = default_of("max.incremental.fetch.session.cache.slots")
     node_id: int = default_of("node.id")
     num_partitions: int = default_of("num.partitions")
     auto_create_topics: bool = default_of("auto.create.topics.enable")
@@ -98,6 +99,7 @@ class BrokerConfig:
     transaction_max_timeout_ms: int = default_of("transaction.max.timeout.ms")
     rack_receipts_ttl_ms: int = default_of("rack.receipts.ttl.ms")
     transactional_id_expiration_ms: int = default_of("transactional.id.expiration.ms")
+    transaction_two_phase_commit_enable: bool = default_of("transaction.two.phase.commit.enable")
     ssl_keystore_type: str = default_of("ssl.keystore.type")
     ssl_keystore_location: str | None = default_of("ssl.keystore.location")
     ssl_key_password: str | None = default_of("ssl.key.password")

@@ -23,6 +23,7 @@ from hmb.security.principal import ANONYMOUS, KafkaPrincipal
 from kproto import Request
 
 if TYPE_CHECKING:
+    from hmb.api.fetch_sessions import FetchSessionCache
     from hmb.cluster.node import ClusterNode
     from hmb.config import BrokerConfig, Listener
     from hmb.groups.coordinator import GroupCoordinator
@@ -74,6 +75,8 @@ class Services:
     cluster: ClusterNode | None = None
     #: rAck's receipt writer (hmb.api.rack), made at the first Produce with acks = -2
     rack_receipts: Any = None
+    #: the incremental fetch sessions (KIP-227); made by the first fetch that opens one
+    fetch_sessions: FetchSessionCache | None = None
 
     @property
     def offsets(self) -> GroupOffsets:

@@ -27,6 +27,15 @@ Rules of this module:
   completed, one found open is aborted once its timeout has passed (the
   timer), an idle id left unused for ``transactional.id.expiration.ms`` is
   forgotten (a tombstone).
+* Transaction version 2 (KIP-890 part 2; EndTxn v5+, Produce v12+,
+  TxnOffsetCommit v5+): the broker adds a partition or a group's offsets
+  to the transaction itself when the first write for it arrives
+  (:meth:`add_partitions`, :meth:`add_offsets`), and every EndTxn bumps the
+  epoch (:meth:`end_transaction_v2`), so each transaction is one (producer
+  id, epoch) and a late batch or marker of the previous one is fenced.  The
+  markers carry the bumped epoch; a retried EndTxn (the epoch before the
+  bump) gets the same answer again.  When the epoch would reach its maximum
+  the producer moves to a new producer id once the markers are written.
 * Coordinator epoch: 0, always (one broker: the coordinator never moves).
 """
 
@@ -41,7 +50,7 @@ import trio
 
 from hmb.clock import Clock
 from hmb.log.errors import InvalidProducerEpochError, PartitionDeletedError
-from hmb.txn.metadata import TransactionMetadata
+from hmb.txn.metadata import NO_TIMEOUT_MS, TransactionMetadata
 from hmb.txn.state_log import TransactionStateLog
 from hmb.txn.states import TxnEvent, TxnState
 from kproto import ErrorCode
@@ -62,6 +71,15 @@ OFFSETS_TOPIC = "__consumer_offsets"
 @dataclass(frozen=True)
 class InitResult:
     """The answer to one InitProducerId for a transactional id: an error, or the id and epoch."""
+
+    error: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class EndResult:
+    """EndTxn v5's answer: the code, and the producer id and epoch of the next transaction."""
 
     error: int
     producer_id: int = -1
@@ -134,14 +152,25 @@ class TransactionCoordinator:
     # ---------------------------------------------------------------- InitProducerId
 
     async def init_producer_id(
-        self, tid: str, timeout_ms: int, producer_id: int = -1, producer_epoch: int = -1
+        self,
+        tid: str,
+        timeout_ms: int,
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        *,
+        two_phase: bool = False,
     ) -> InitResult:
         """A producer id and a bumped epoch for ``tid``, its open transaction aborted first.
 
         ``producer_id``/``producer_epoch`` (v3+, -1 when not given) are what a
         restarting client still holds: they must be the id's current ones.
+        ``two_phase`` (KIP-939: an external transaction manager decides the
+        outcome) lifts the timeout: such a transaction is never aborted by
+        the coordinator's clock.
         """
-        if not self.valid_timeout(timeout_ms):
+        if two_phase:
+            timeout_ms = NO_TIMEOUT_MS
+        elif not self.valid_timeout(timeout_ms):
             return InitResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
         async with self._lock(tid):
             meta = self.transactions.get(tid)
@@ -272,6 +301,53 @@ class TransactionCoordinator:
             await self._complete(meta)
             return ErrorCode.NONE
 
+    async def end_transaction_v2(self, tid: str, producer_id: int, epoch: int, commit: bool) -> EndResult:
+        """EndTxn v5+: end ``tid``'s transaction and bump the epoch (transaction version 2).
+
+        An abort with no transaction open ends one all the same (the client
+        began a transaction whose first write never arrived); a commit then
+        is INVALID_TXN_STATE.  The request of the epoch just bumped is a
+        retry: the outcome it asked for is answered NONE again (with the
+        producer id and epoch it led to), the other one INVALID_TXN_STATE.
+        """
+        async with self._lock(tid):
+            meta = self.transactions.get(tid)
+            if meta is None:
+                return EndResult(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+            if self._ended_by(meta, producer_id, epoch):
+                if meta.state.completing:
+                    return EndResult(ErrorCode.CONCURRENT_TRANSACTIONS)
+                done = {TxnState.COMPLETE_COMMIT: True, TxnState.COMPLETE_ABORT: False}.get(meta.state)
+                if done is commit:
+                    return EndResult(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
+                return EndResult(ErrorCode.INVALID_TXN_STATE)
+            code, checked = self._check(tid, producer_id, epoch)
+            if checked is None:
+                return EndResult(code)
+            if meta.state is not TxnState.ONGOING and (commit or not meta.state.idle):
+                return EndResult(ErrorCode.INVALID_TXN_STATE)
+            if meta.state.idle:  # an abort of a transaction that wrote nothing here
+                meta.partitions.clear()
+                meta.groups.clear()
+            if meta.producer_epoch >= MAX_EPOCH - 1:  # the markers take the last epoch, then a new id
+                meta.next_producer_id = await self.logs.producer_ids.allocate()
+            meta.producer_epoch += 1
+            meta.fire(TxnEvent.END_COMMIT if commit else TxnEvent.END_ABORT)
+            await self._persist(meta)
+            await self._complete(meta)
+            return EndResult(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
+
+    @staticmethod
+    def _ended_by(meta: TransactionMetadata, producer_id: int, epoch: int) -> bool:
+        """Is (``producer_id``, ``epoch``) the pair whose EndTxn v5 ended ``meta``'s last
+        transaction (the epoch before the bump, or the id before a move to a new one)?"""
+        if not (meta.state.completing or meta.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)):
+            return False
+        if producer_id == meta.producer_id:
+            return epoch + 1 == meta.producer_epoch and epoch >= 0
+        moved = meta.next_producer_id < 0 and meta.producer_epoch == 0
+        return moved and producer_id == meta.previous_producer_id and epoch == MAX_EPOCH - 1
+
     async def _fence_and_abort(self, meta: TransactionMetadata) -> None:
         """Bump the epoch of ``meta``'s open transaction and abort it under the new epoch."""
         if meta.producer_epoch >= MAX_EPOCH:
@@ -317,6 +393,11 @@ class TransactionCoordinator:
                 if topic == OFFSETS_TOPIC:
                     self.offsets.complete_transaction(meta.producer_id, commit=commit)
             meta.fire(TxnEvent.MARKERS_WRITTEN)
+            if meta.next_producer_id >= 0:  # transaction version 2, epochs exhausted: a new id
+                self._by_producer.pop(meta.producer_id, None)
+                meta.previous_producer_id, meta.producer_id = meta.producer_id, meta.next_producer_id
+                meta.producer_epoch, meta.next_producer_id = 0, -1
+                self._by_producer[meta.producer_id] = meta
             await self._persist(meta)
         except OSError as exc:
             log.error("transactional id %s: markers not written (%s); retrying", meta.transactional_id, exc)
@@ -329,7 +410,7 @@ class TransactionCoordinator:
     def _next_deadline_ms(self) -> int | None:
         deadlines = []
         for meta in self.transactions.values():
-            if meta.state is TxnState.ONGOING and meta.start_ms >= 0:
+            if meta.state is TxnState.ONGOING and meta.start_ms >= 0 and meta.timeout_ms != NO_TIMEOUT_MS:
                 deadlines.append(meta.start_ms + meta.timeout_ms)
             elif meta.state.idle:
                 deadlines.append(meta.last_update_ms + self.id_expiration_ms)
