@@ -284,6 +284,11 @@ class TransactionCoordinator:
 
     def check_offset_commit(self, tid: str, producer_id: int, epoch: int, group: str) -> int:
         """May ``tid``'s transaction commit offsets of ``group`` now (AddOffsetsToTxn first)?"""
+        if not self.coordinates(tid):
+            # in a cluster the group's coordinator is asked, and another broker may coordinate
+            # the transaction: as in Kafka, the group's coordinator takes the offsets unchecked
+            # (the transaction's marker makes them visible or drops them)
+            return ErrorCode.NONE
         code, meta = self._check(tid, producer_id, epoch)
         if meta is None:
             return ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED else code

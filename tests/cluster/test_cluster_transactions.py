@@ -195,3 +195,52 @@ def test_coordinator_killed_mid_stream(cluster: Cluster) -> None:
     assert len(got) <= expect
     cluster.brokers[coordinator].restart()
     everyone_sees_everyone(cluster)
+
+
+def test_offsets_sent_to_the_transaction_commit_with_it(cluster: Cluster) -> None:
+    """Consume-transform-produce: the group's offsets go to its coordinator (another
+    partition's leader) with the transaction, visible only once the transaction commits."""
+    source, group = "txn-source", "txn-app"
+    create(cluster, source, 1)
+    feeder = ck.Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i in range(10):
+        feeder.produce(source, value=b"in-%d" % i, partition=0)
+    assert feeder.flush(30) == 0
+    consumer = ck.Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "isolation.level": "read_committed",
+        }
+    )
+    consumer.subscribe([source])
+    got: list[Any] = []
+    deadline = time.monotonic() + 60
+    while len(got) < 10 and time.monotonic() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is not None and not msg.error():
+            got.append(msg)
+    assert len(got) == 10
+    p = producer(cluster, "txn-app-1")
+    tp = [ck.TopicPartition(source, 0, got[-1].offset() + 1)]
+
+    def committed() -> int:
+        return int(consumer.committed([ck.TopicPartition(source, 0)], timeout=10)[0].offset)
+
+    p.begin_transaction()
+    for m in got[:5]:
+        p.produce(TOPIC, value=b"out-" + m.value(), partition=0)
+    p.send_offsets_to_transaction(tp, consumer.consumer_group_metadata(), 30)
+    p.abort_transaction(30)
+    assert committed() < 0  # aborted: no offset for the group
+    p.begin_transaction()
+    for m in got:
+        p.produce(TOPIC, value=b"out-" + m.value(), partition=0)
+    p.send_offsets_to_transaction(tp, consumer.consumer_group_metadata(), 30)
+    p.commit_transaction(30)
+    assert committed() == 10
+    consumer.close()
+    outs = [v for v in read_committed(cluster, 10) if v.startswith(b"out-")]
+    assert sorted(outs) == sorted(b"out-in-%d" % i for i in range(10))
