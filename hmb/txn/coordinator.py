@@ -330,8 +330,13 @@ class TransactionCoordinator:
                 return ErrorCode.INVALID_TXN_STATE if commit else ErrorCode.NONE
             if meta.state is not TxnState.ONGOING:
                 return ErrorCode.INVALID_TXN_STATE
+            before = meta.state
             meta.fire(TxnEvent.END_COMMIT if commit else TxnEvent.END_ABORT)
-            await self._persist(meta)
+            try:
+                await self._persist(meta)
+            except OSError:  # not logged, so not acted on (Kafka reverts the pending state too)
+                meta.state = before
+                raise
             await self._complete(meta)
             return ErrorCode.NONE
 
