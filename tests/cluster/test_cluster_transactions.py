@@ -123,6 +123,14 @@ def test_commit_and_abort_across_the_brokers(cluster: Cluster) -> None:
             p.abort_transaction(30)
     values = read_committed(cluster, 60)
     assert sorted(values) == sorted(f"{n}-{i}".encode() for n in ("c1", "c2") for i in range(30))
+    for i, b in cluster.brokers.items():  # only the coordinator describes the id
+        with WireClient(b.bootstrap) as wire:
+            body = {"transactional_ids": ["txn-basic"]}
+            [got] = wire.request(ApiKey.DESCRIBE_TRANSACTIONS, 0, body).transaction_states
+        if i == leader:
+            assert (got.error_code, got.transaction_state) == (ErrorCode.NONE, "CompleteAbort")
+        else:
+            assert got.error_code == ErrorCode.NOT_COORDINATOR
     no_tracebacks(cluster)
 
 
