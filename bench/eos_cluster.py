@@ -7,9 +7,9 @@ ZooKeeper of their own (the cluster tests' fixture), input and output topics
 with replication factor 3 and ``min.insync.replicas`` 2.  With ``--target
 broker`` each kill is a SIGKILL of the broker that coordinates the
 application's transactional id (the leader of its ``__transaction_state``
-partition, read from ZooKeeper at that moment): the next kill waits until
-another broker has taken the partition over, then the killed one is started
-again.  The output must hold every input record's result exactly once, in
+partition, read from ZooKeeper at that moment), once all its replicas are
+in sync; the loop waits until another broker has taken the partition over,
+then starts the killed one again.  The output must hold every input record's result exactly once, in
 order.  Printed as one JSON object (the fields of
 :class:`~bench.eos_kills.KillsOutcome` and the coordinator's failover times,
 kill to the state partition's new leader in ZooKeeper).  The suite's short
@@ -45,11 +45,19 @@ def coordinator_killer(cluster: Any, transactional_id: str, failovers: list[floa
         got = cluster.json_if_any(path)
         return -1 if got is None else int(got["leader"])
 
+    def whole() -> bool:  # every replica in sync: a kill cannot leave the partition leaderless
+        got = cluster.json_if_any(path)
+        return got is not None and got["leader"] >= 0 and len(got["isr"]) == len(cluster.brokers)
+
     def kill(_app: subprocess.Popen[bytes]) -> None:
-        victim = cluster.wait(lambda: leader() + 1, SETTLE_S, "the state partition's leader") - 1
+        cluster.wait(whole, SETTLE_S, f"every replica of {path} in sync")
+        victim = leader()
         cluster.brokers[victim].kill()
         killed_at = time.monotonic()
-        cluster.wait(lambda: leader() not in (-1, victim), SETTLE_S, "a new coordinator")
+        try:
+            cluster.wait(lambda: leader() not in (-1, victim), SETTLE_S, "a new coordinator")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {cluster.json_if_any(path)}") from None
         failovers.append(round(time.monotonic() - killed_at, 3))
         cluster.brokers[victim].restart()
         cluster.wait(lambda: cluster.zk.exists(f"/brokers/ids/{victim}"), SETTLE_S, "the broker back")
