@@ -36,13 +36,20 @@ Rules of this module:
   markers carry the bumped epoch; a retried EndTxn (the epoch before the
   bump) gets the same answer again.  When the epoch would reach its maximum
   the producer moves to a new producer id once the markers are written.
-* Coordinator epoch: 0, always (one broker: the coordinator never moves).
+* Coordinator epoch: 0 alone (the coordinator never moves).
+* In a cluster (:mod:`hmb.txn.leadership`) this broker coordinates the ids
+  of the ``__transaction_state`` partitions it leads: a partition's ids are
+  read back when it becomes their leader (:meth:`take_over`; what was in
+  Prepare* is completed by the timer) and forgotten when leadership leaves
+  (:meth:`give_up`); any other id is NOT_COORDINATOR.  Markers then go to
+  each partition's leader as WriteTxnMarkers (:attr:`send_markers`), under
+  the coordinator epoch of the state partition's leader epoch.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,6 +73,10 @@ MAX_EPOCH = 2**15 - 1
 #: how long a failed marker write waits before it is tried again
 RETRY_S = 1.0
 OFFSETS_TOPIC = "__consumer_offsets"
+
+
+#: (producer id, epoch, commit, coordinator epoch, partitions) -> the partitions not marked
+SendMarkers = Callable[[int, int, bool, int, list[tuple[str, int]]], Awaitable[list[tuple[str, int]]]]
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,15 @@ class TransactionCoordinator:
         self._locks: dict[str, trio.Lock] = {}
         self._timer_changed = trio.Event()
         clock.on_advance(self._deadlines_changed)
+        #: the state partitions whose ids this broker coordinates; None alone: every id
+        self.coordinated: set[int] | None = None
+        #: in a cluster: send a transaction's markers to its partitions' leaders; returns the
+        #: partitions whose leaders did not write them (tried again by the timer)
+        self.send_markers: SendMarkers | None = None
+        #: the coordinator epoch per state partition (its leader epoch), in a cluster
+        self.coordinator_epochs: dict[int, int] = {}
+        #: partitions that already have the marker of a completing transaction (its retries skip them)
+        self._marked: dict[str, set[tuple[str, int]]] = {}
 
     # ---------------------------------------------------------------- start
 
@@ -118,6 +138,38 @@ class TransactionCoordinator:
         self.transactions = self.state_log.load()
         self._by_producer = {m.producer_id: m for m in self.transactions.values()}
         return len(self.transactions)
+
+    def coordinates(self, tid: str) -> bool:
+        """Whether this broker coordinates ``tid`` (alone: always)."""
+        return self.coordinated is None or self.state_log.partition_of(tid) in self.coordinated
+
+    def take_over(self, partition: int) -> int:
+        """Coordinate the ids of state ``partition`` (read back from its log); how many there are.
+
+        A transaction found in Prepare* is completed by the timer, one found
+        open is aborted once its timeout passes, as after a start."""
+        loaded = self.state_log.load(partition)
+        for tid, meta in loaded.items():
+            old = self.transactions.get(tid)
+            if old is not None:
+                self._by_producer.pop(old.producer_id, None)
+            self.transactions[tid] = meta
+            self._by_producer[meta.producer_id] = meta
+        if self.coordinated is not None:
+            self.coordinated.add(partition)
+        self._deadlines_changed()
+        return len(loaded)
+
+    def give_up(self, partition: int) -> None:
+        """Forget the ids of state ``partition``: another broker coordinates them now."""
+        if self.coordinated is not None:
+            self.coordinated.discard(partition)
+        for tid, meta in list(self.transactions.items()):
+            if self.state_log.partition_of(tid) == partition:
+                del self.transactions[tid]
+                if self._by_producer.get(meta.producer_id) is meta:
+                    del self._by_producer[meta.producer_id]
+                self._marked.pop(tid, None)
 
     def _now_ms(self) -> int:
         return self.clock.wall_ms()
@@ -137,6 +189,8 @@ class TransactionCoordinator:
 
     def _check(self, tid: str, producer_id: int, epoch: int) -> tuple[int, TransactionMetadata | None]:
         """(error, metadata) for a request of ``producer_id``/``epoch`` on ``tid``."""
+        if not self.coordinates(tid):
+            return ErrorCode.NOT_COORDINATOR, None
         meta = self.transactions.get(tid)
         if meta is None or meta.producer_id != producer_id:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
@@ -172,6 +226,8 @@ class TransactionCoordinator:
             timeout_ms = NO_TIMEOUT_MS
         elif not self.valid_timeout(timeout_ms):
             return InitResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        if not self.coordinates(tid):
+            return InitResult(ErrorCode.NOT_COORDINATOR)
         async with self._lock(tid):
             meta = self.transactions.get(tid)
             if meta is None:
@@ -259,6 +315,11 @@ class TransactionCoordinator:
 
     def check_offset_commit(self, tid: str, producer_id: int, epoch: int, group: str) -> int:
         """May ``tid``'s transaction commit offsets of ``group`` now (AddOffsetsToTxn first)?"""
+        if not self.coordinates(tid):
+            # in a cluster the group's coordinator is asked, and another broker may coordinate
+            # the transaction: as in Kafka, the group's coordinator takes the offsets unchecked
+            # (the transaction's marker makes them visible or drops them)
+            return ErrorCode.NONE
         code, meta = self._check(tid, producer_id, epoch)
         if meta is None:
             return ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED else code
@@ -269,6 +330,10 @@ class TransactionCoordinator:
     def check_produce(self, producer_id: int, epoch: int, topic: str, partition: int) -> int:
         """May a transactional batch of ``producer_id`` go to this partition (KIP-890's check)?"""
         meta = self._by_producer.get(producer_id)
+        if meta is None and self.coordinated is not None:
+            # in a cluster another broker may coordinate the producer's id: the leader cannot
+            # check (Kafka would ask that coordinator; not built), so the batch is taken
+            return ErrorCode.NONE
         if meta is None:  # an idempotent producer's batch marked transactional: no transaction to join
             return ErrorCode.INVALID_TXN_STATE
         if epoch < meta.producer_epoch:
@@ -296,8 +361,13 @@ class TransactionCoordinator:
                 return ErrorCode.INVALID_TXN_STATE if commit else ErrorCode.NONE
             if meta.state is not TxnState.ONGOING:
                 return ErrorCode.INVALID_TXN_STATE
+            before = meta.state
             meta.fire(TxnEvent.END_COMMIT if commit else TxnEvent.END_ABORT)
-            await self._persist(meta)
+            try:
+                await self._persist(meta)
+            except OSError:  # not logged, so not acted on (Kafka reverts the pending state too)
+                meta.state = before
+                raise
             await self._complete(meta)
             return ErrorCode.NONE
 
@@ -310,6 +380,8 @@ class TransactionCoordinator:
         retry: the outcome it asked for is answered NONE again (with the
         producer id and epoch it led to), the other one INVALID_TXN_STATE.
         """
+        if not self.coordinates(tid):
+            return EndResult(ErrorCode.NOT_COORDINATOR)
         async with self._lock(tid):
             meta = self.transactions.get(tid)
             if meta is None:
@@ -368,6 +440,9 @@ class TransactionCoordinator:
         A failure leaves the state Prepare*, for the timer to retry.
         """
         commit = meta.state is TxnState.PREPARE_COMMIT
+        if self.send_markers is not None:
+            await self._complete_in_cluster(meta, commit)
+            return
         try:
             for topic, partition in sorted(meta.partitions):
                 plog = self.logs.get(topic, partition)
@@ -401,6 +476,29 @@ class TransactionCoordinator:
             await self._persist(meta)
         except OSError as exc:
             log.error("transactional id %s: markers not written (%s); retrying", meta.transactional_id, exc)
+
+    async def _complete_in_cluster(self, meta: TransactionMetadata, commit: bool) -> None:
+        """The markers through each partition's leader, then Complete*; what a leader did not
+        write is tried again by the timer (a leader change: the new leader is asked)."""
+        assert self.send_markers is not None
+        tid = meta.transactional_id
+        done = self._marked.setdefault(tid, set())
+        epoch = self.coordinator_epochs.get(self.state_log.partition_of(tid), COORDINATOR_EPOCH)
+        due = sorted(meta.partitions - done)
+        left = await self.send_markers(meta.producer_id, meta.producer_epoch, commit, epoch, due)
+        done.update(set(due) - set(left))
+        if left:
+            log.warning("transactional id %s: markers not written yet on %s; retrying", tid, left)
+            return
+        before = meta.state
+        try:
+            meta.fire(TxnEvent.MARKERS_WRITTEN)
+            await self._persist(meta)
+        except OSError as exc:  # still Prepare*: the timer logs the completion again
+            meta.state = before
+            log.error("transactional id %s: completion not logged (%s); retrying", tid, exc)
+            return
+        self._marked.pop(tid, None)
 
     # ---------------------------------------------------------------- timers
 
