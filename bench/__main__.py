@@ -8,7 +8,7 @@
     python -m bench scale [--partitions 1000,3000,10000]  # cost against partitions and connections
     python -m bench compaction [--updates N --keys K]    # changelog restore, cleaner MB/s, produce ratio
     python -m bench compaction-crash [--iterations 50]   # SIGKILL while the cleaner works
-    python -m bench eos-kills [--kills 30 --target app|broker]  # exactly-once under SIGKILL
+    python -m bench eos-kills [--kills 30 --target app|broker --cluster]  # exactly-once under SIGKILL
     python -m bench replica-kills [--kills 30 --acks all|1]  # leader kill -9 loop, RF=3, 3 brokers
 
 Four scenarios (producer -> broker): S1 librdkafka -> reference, S2

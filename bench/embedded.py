@@ -2,6 +2,7 @@
 
     python -m bench.embedded                 # everything below, a few minutes on 2 cores
     python -m bench.embedded --quick         # 3 runs of each, not 9
+    python -m bench.embedded --startup 20    # only the start-up ratio, 20 interleaved pairs
 
 Measures, each repeated and reported as median (and min):
 
@@ -260,17 +261,32 @@ def _stats(samples: list[float]) -> dict[str, float]:
     return {"median": statistics.median(samples), "min": min(samples), "n": len(samples)}
 
 
+def startup(repeat: int) -> dict[str, Any]:
+    """``import trio`` and ``hmb serve``'s first ApiVersions, interleaved so both see the same load."""
+    import_trio(), hmb_first_api_versions()  # warm the bytecode cache
+    pairs = [(import_trio(), hmb_first_api_versions()) for _ in range(repeat)]
+    out: dict[str, Any] = {
+        "import_trio_s": _stats([t for t, _ in pairs]),
+        "hmb_serve_first_api_versions_s": _stats([h for _, h in pairs]),
+    }
+    trio_s = out["import_trio_s"]["median"]
+    out["ratio_hmb_serve_to_import_trio"] = out["hmb_serve_first_api_versions_s"]["median"] / trio_s
+    # the minimum is the run least disturbed by other load on the machine
+    out["ratio_hmb_serve_to_import_trio_min"] = (
+        out["hmb_serve_first_api_versions_s"]["min"] / out["import_trio_s"]["min"]
+    )
+    # each pair ran back to back: the median of their ratios cancels slower drifts in load
+    out["ratio_hmb_serve_to_import_trio_pairs"] = statistics.median(h / t for t, h in pairs)
+    return out
+
+
 def run(repeat: int, suite_n: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
     try:
         tansu_binary()
         have_tansu = True
     except TansuUnavailableError:
         have_tansu = False
-    import_trio(), hmb_first_api_versions()  # warm the bytecode cache
-    pairs = [(import_trio(), hmb_first_api_versions()) for _ in range(repeat)]  # interleaved: same load
-    out["import_trio_s"] = _stats([t for t, _ in pairs])
-    out["hmb_serve_first_api_versions_s"] = _stats([h for _, h in pairs])
+    out = startup(repeat)
     if have_tansu:
         out["tansu_first_api_versions_s"] = _stats([tansu_first_api_versions() for _ in range(repeat)])
     out["first_produce_embedded_s"] = _stats([embedded_first_produce() for _ in range(repeat)])
@@ -296,12 +312,6 @@ def run(repeat: int, suite_n: int) -> dict[str, Any]:
     # two estimates: the suites' difference (noisy: pytest's own start varies as much) and start+stop
     out["per_test_fixture_overhead_s"] = (own - shared) / suite_n
     out["per_test_start_plus_stop_s"] = out["embedded_start_s"]["median"] + out["embedded_stop_s"]["median"]
-    trio_s = out["import_trio_s"]["median"]
-    out["ratio_hmb_serve_to_import_trio"] = out["hmb_serve_first_api_versions_s"]["median"] / trio_s
-    # the minimum is the run least disturbed by other load on the machine
-    out["ratio_hmb_serve_to_import_trio_min"] = (
-        out["hmb_serve_first_api_versions_s"]["min"] / out["import_trio_s"]["min"]
-    )
     return out
 
 
@@ -310,8 +320,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--quick", action="store_true", help="3 repetitions instead of 9, 50 tests instead of 200"
     )
+    parser.add_argument(
+        "--startup", type=int, metavar="N", help="only the start-up ratio, from N interleaved pairs"
+    )
     args = parser.parse_args(argv)
-    result = run(3 if args.quick else 9, 200)
+    result = startup(args.startup) if args.startup else run(3 if args.quick else 9, 200)
     print(json.dumps(result, indent=2))
 
 

@@ -11,7 +11,9 @@ Then the application runs to the end, and the output is read back with
 read_committed.  Printed as one JSON object: records, kills, output
 messages, distinct ones, duplicates, missing, whether the output is exactly
 the input in order, and the elapsed time.  The suite's short version is
-``tests/interop/test_exactly_once_kills.py``.
+``tests/interop/test_exactly_once_kills.py``.  With ``--cluster`` the loop runs
+against three brokers (:mod:`bench.eos_cluster`), the broker killed being the
+application's transaction coordinator.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -106,26 +109,30 @@ def read_output(bootstrap: str, topic: str, timeout: float = 300) -> list[bytes]
         c.close()
 
 
-def kill_loop(broker: BrokerProcess, name: str, records: int, kills: int, target: str, seed: int) -> int:
-    """Kill ``target`` (the application or the broker) up to ``kills`` times at random moments
-    of the work; returns how many kills landed before the application finished."""
+#: kills something while the application (given) works: the application itself or a broker
+Kill = Callable[[subprocess.Popen[bytes]], None]
+
+
+def kill_app(app: subprocess.Popen[bytes]) -> None:
+    app.kill()
+    app.wait(10)
+
+
+def kill_loop(bootstrap: str, name: str, records: int, kills: int, kill: Kill, seed: int) -> int:
+    """``kill`` up to ``kills`` times at random moments of the work; returns how many kills
+    landed before the application finished."""
     rng = random.Random(seed)
-    app = start_app(broker.bootstrap, name, records)
+    app = start_app(bootstrap, name, records)
     done = 0
     try:
         for _ in range(kills):
             time.sleep(rng.uniform(0.3, 1.0))  # a random moment of the application's work: the fault
             if app.poll() == 0:
                 return done  # finished before this kill
-            if target == "app":
-                app.kill()
-                app.wait(10)
-            else:
-                broker.kill()
-                broker.restart()
+            kill(app)
             done += 1
             if app.poll() is not None:  # killed, or failed with the broker: started again
-                app = start_app(broker.bootstrap, name, records)
+                app = start_app(bootstrap, name, records)
         return done
     finally:
         app.kill()
@@ -133,12 +140,24 @@ def kill_loop(broker: BrokerProcess, name: str, records: int, kills: int, target
 
 
 def run(broker: BrokerProcess, target: str, records: int, kills: int, seed: int = 0) -> KillsOutcome:
+    def kill_broker(_app: subprocess.Popen[bytes]) -> None:
+        broker.kill()
+        broker.restart()
+
+    kill = kill_app if target == "app" else kill_broker
+    return run_with(broker.bootstrap, target, kill, records, kills, seed)
+
+
+def run_with(
+    bootstrap: str, target: str, kill: Kill, records: int, kills: int, seed: int = 0
+) -> KillsOutcome:
+    """The loop against the broker(s) at ``bootstrap``, ``kill`` being the fault (see above)."""
     name = f"eos-{target}"
     t0 = time.monotonic()
-    values = fill(broker.bootstrap, f"{name}-in", records)
-    landed = kill_loop(broker, name, records, kills, target, seed)
-    run_to_end(broker.bootstrap, name, records)
-    out = read_output(broker.bootstrap, f"{name}-out")
+    values = fill(bootstrap, f"{name}-in", records)
+    landed = kill_loop(bootstrap, name, records, kills, kill, seed)
+    run_to_end(bootstrap, name, records)
+    out = read_output(bootstrap, f"{name}-out")
     counts = Counter(out)
     expected = [b"out:" + v for v in values]
     return KillsOutcome(
@@ -160,7 +179,16 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--kills", type=int, default=30, help="SIGKILLs during the run (default 30)")
     ap.add_argument("--target", choices=("app", "broker"), default="app", help="what is killed")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--cluster",
+        action="store_true",
+        help="three brokers on ZooKeeper, RF 3; --target broker kills the transaction coordinator",
+    )
     args = ap.parse_args(argv)
+    if args.cluster:
+        from bench.eos_cluster import main as on_cluster
+
+        return on_cluster(args.target, args.records, args.kills, args.seed)
     with tempfile.TemporaryDirectory(prefix="hmb-eos-") as tmp, BrokerProcess(Path(tmp) / "data") as broker:
         outcome = run(broker, args.target, args.records, args.kills, args.seed)
     print(json.dumps(asdict(outcome)))

@@ -141,6 +141,17 @@ class Broker:
             max_timeout_ms=self.config.transaction_max_timeout_ms,
             id_expiration_ms=self.config.transactional_id_expiration_ms,
         )
+        cluster = self.services.cluster
+        if cluster is not None:  # ids coordinated as their state partitions are led here
+            from hmb.interbroker.txn_markers import send_markers
+            from hmb.txn.leadership import follow_leadership, replicated_by
+
+            coordinator.coordinated = set()
+            coordinator.state_log.replicated = replicated_by(cluster.replication)
+            coordinator.send_markers = functools.partial(send_markers, cluster)
+            cluster.txn_led = functools.partial(follow_leadership, coordinator)
+            self.logs.producer_ids.reserve_block = cluster.reserve_producer_ids
+            return coordinator
         loaded = coordinator.load()
         if loaded:
             log.info("loaded %d transactional ids from %s", loaded, TXN_STATE_TOPIC)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from hmb import __version__
+from hmb import __version__, gc_policy
 from hmb.broker import Broker
 from hmb.cluster.errors import ClusterError
 from hmb.config import (
@@ -122,6 +122,7 @@ async def run(broker: Broker) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(broker.run)
+            gc_policy.resume()  # listening: collect again (hmb serve's process only)
 
             async def stop_on_signal() -> None:
                 async for sig in signals:
@@ -150,6 +151,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "hmb serve") -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    gc_policy.keep_imports()  # modules, classes, functions: no collection scans them again
     try:
         broker = Broker(config_from_args(ns))  # checks that every listener can be served
     except ConfigError as exc:

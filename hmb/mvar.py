@@ -30,6 +30,8 @@ _EMPTY = object()
 
 @dataclass(frozen=True)
 class MVarStatistics:
+    """A snapshot of an MVar, as ``trio.Lock.statistics()`` gives one: for tests and debugging."""
+
     full: bool
     tasks_waiting_take: int
     tasks_waiting_put: int

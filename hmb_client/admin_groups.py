@@ -22,7 +22,12 @@ from hmb_client.assignors import PROTOCOL_TYPE, ConsumerProtocolError, decode_as
 from hmb_client.cluster import Cluster
 from hmb_client.connection import BrokerConnection
 from hmb_client.errors import KafkaError, error_for
-from hmb_client.request_bodies import offset_commit_body, offset_fetch_answer, offset_fetch_body
+from hmb_client.request_bodies import (
+    offset_commit_body,
+    offset_fetch_answer,
+    offset_fetch_body,
+    offsets_version,
+)
 from hmb_client.structs import OffsetAndMetadata, TopicPartition
 from kproto import ApiKey, ErrorCode
 
@@ -108,7 +113,7 @@ async def group_offsets(
 ) -> dict[TopicPartition, OffsetAndMetadata]:
     """The committed offsets of ``group_id`` (all of them, or of ``partitions``)."""
     conn = await cluster.coordinator(group_id)
-    version = conn.pick(ApiKey.OFFSET_FETCH)
+    version = offsets_version(conn.pick(ApiKey.OFFSET_FETCH), None, ())  # by name: v9 at most
     if partitions is not None:
         body = offset_fetch_body(group_id, partitions, version)
     elif version >= 2:
@@ -140,9 +145,8 @@ async def alter_group_offsets(
 ) -> None:
     """Commit ``offsets`` for ``group_id`` as a non-member (the group must have no active members)."""
     conn = await cluster.coordinator(group_id)
-    response = await conn.request(
-        ApiKey.OFFSET_COMMIT, conn.pick(ApiKey.OFFSET_COMMIT), offset_commit_body(group_id, offsets)
-    )
+    version = offsets_version(conn.pick(ApiKey.OFFSET_COMMIT), None, ())  # by name: v9 at most
+    response = await conn.request(ApiKey.OFFSET_COMMIT, version, offset_commit_body(group_id, offsets))
     for t in response.topics:
         for p in t.partitions:
             if p.error_code:

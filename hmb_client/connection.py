@@ -75,21 +75,26 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 #: The versions hmb_client builds and parses, per API: :meth:`BrokerConnection.pick`'s
 #: default ``ours``, and the one place a version range of the client is written.  Every
 #: range reaches down to what a 0.8.2 broker serves, so the same code talks to old and
-#: new brokers.  Fetch reaches v17 (v18 is a follower's); Produce stops at v11 (v12
-#: is a transaction coordinator's business, v13 names topics by id); ApiVersions, Metadata,
-#: FindCoordinator, the group APIs, the admin APIs and ListOffsets (whose special times grow
-#: with its versions) go as far as kproto declares and the client can honour:
-#: OffsetCommit and OffsetFetch stop before v10 (topic ids instead of names).  They start
-#: at 1: v0 is Kafka's ZooKeeper-stored offsets, which no Kafka-compatible broker keeps.
+#: new brokers.  Fetch reaches v18 (whose one addition is a follower's); Produce stops at
+#: v12 (v13 names topics by id); Produce v12, EndTxn v5 and TxnOffsetCommit v5 are
+#: transaction version 2, which a transactional producer speaks only where the coordinator
+#: finalizes it (``hmb_client.producer.transactions``; else v11, v4, v4 at most);
+#: ApiVersions, Metadata, FindCoordinator, the group APIs, the admin
+#: APIs and ListOffsets (whose special times grow with its versions) go as far as kproto
+#: declares and the client can honour.  OffsetCommit and OffsetFetch reach v10, which names
+#: topics by id: the consumer sends it when the last metadata gave the id of every topic
+#: it names, else v9 (``request_bodies.offsets_version``); the admin names topics, v9.
+#: They start at 1: v0 is Kafka's ZooKeeper-stored offsets, which no Kafka-compatible
+#: broker keeps.
 #: Every range lies inside what kproto declares (``kproto.registry.supported_versions()``):
 #: tests/hmb_client/test_versions_table.py.
 CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
-    ApiKey.PRODUCE: (0, 11),
-    ApiKey.FETCH: (0, 17),
+    ApiKey.PRODUCE: (0, 12),
+    ApiKey.FETCH: (0, 18),
     ApiKey.LIST_OFFSETS: (0, 11),
     ApiKey.METADATA: (0, 13),
-    ApiKey.OFFSET_COMMIT: (1, 9),
-    ApiKey.OFFSET_FETCH: (1, 9),
+    ApiKey.OFFSET_COMMIT: (1, 10),
+    ApiKey.OFFSET_FETCH: (1, 10),
     ApiKey.FIND_COORDINATOR: (0, 6),
     ApiKey.JOIN_GROUP: (0, 9),
     ApiKey.HEARTBEAT: (0, 4),
@@ -100,8 +105,8 @@ CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     # the transactional producer's (hmb_client.producer.transactions)
     ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),
     ApiKey.ADD_OFFSETS_TO_TXN: (0, 3),
-    ApiKey.END_TXN: (0, 3),
-    ApiKey.TXN_OFFSET_COMMIT: (0, 3),
+    ApiKey.END_TXN: (0, 5),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 5),
     ApiKey.CREATE_TOPICS: (0, 7),
     ApiKey.DELETE_TOPICS: (0, 3),
     ApiKey.DESCRIBE_CONFIGS: (1, 4),
@@ -264,6 +269,8 @@ class BrokerConnection:
         self.api_version_request = api_version_request
         #: api key -> (min, max) the broker serves; filled by :meth:`open`
         self.versions: dict[int, tuple[int, int]] = dict(LEGACY_VERSIONS)
+        #: feature name -> the level the broker finalized (ApiVersions v3+; KIP-584)
+        self.features: dict[str, int] = {}
         #: True once the broker answered ApiVersions on this connection
         self.negotiated = False
         #: True when the broker ended the connection in order (EOF), not by a reset
@@ -329,6 +336,8 @@ class BrokerConnection:
             code = body.error_code
             raise UnsupportedVersionError(f"{self.host}:{self.port} refused ApiVersions ({code})")
         self.versions = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
+        finalized = body.get("tagged_fields", {}).get("finalized_features") or ()
+        self.features = {f.name: f.max_version_level for f in finalized}
         self.negotiated = True
 
     async def _connect(self, nursery: trio.Nursery, timeout_s: float) -> None:

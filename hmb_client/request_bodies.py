@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hmb_client.cluster import NO_TOPIC_ID
 from hmb_client.structs import OffsetAndMetadata, TopicPartition
 
 #: ListOffsets v2+ / Fetch v4+ ``isolation_level`` values, by the consumer setting's name.
@@ -57,15 +58,42 @@ def list_offsets_body(
     }
 
 
+OFFSETS_BY_TOPIC_ID = 10
+"""From this OffsetCommit and OffsetFetch version topics are named by id (KIP-516)."""
+
+
+def offsets_version(version: int, topic_ids: Mapping[str, bytes] | None, topics: Iterable[str]) -> int:
+    """``version`` of OffsetCommit/OffsetFetch, or v9 when v10+ would need a topic id
+    ``topic_ids`` does not have (the client names topics by id only when it knows them all)."""
+    if version < OFFSETS_BY_TOPIC_ID:
+        return version
+    if topic_ids is None or any(topic_ids.get(t, NO_TOPIC_ID) == NO_TOPIC_ID for t in topics):
+        return OFFSETS_BY_TOPIC_ID - 1
+    return version
+
+
+def _topic_key(topic: str, topic_ids: Mapping[str, bytes] | None) -> dict[str, Any]:
+    """A request topic's name, and its id when ``topic_ids`` are given (v10+)."""
+    return {"name": topic} if topic_ids is None else {"name": topic, "topic_id": topic_ids[topic]}
+
+
+def topic_name(t: Any, version: int, names_by_id: Mapping[bytes, str]) -> str:
+    """An answer topic's name: given up to v9, looked up from its id from v10."""
+    if version < OFFSETS_BY_TOPIC_ID:
+        return str(t.name)
+    return names_by_id.get(bytes(t.topic_id), "")
+
+
 def offset_commit_body(
     group_id: str,
     offsets: Mapping[TopicPartition, OffsetAndMetadata],
     generation_id: int = -1,
     member_id: str = "",
+    topic_ids: Mapping[str, bytes] | None = None,
 ) -> dict[str, Any]:
-    """OffsetCommit (v1-9; v8 is flexible, v9 the same request); generation -1 and no
-    member id: not a group member (self-assigned partitions, as Kafka 0.8.2 consumers
-    committed)."""
+    """OffsetCommit (v1-10; v8 is flexible, v9 the same request, v10 names topics by the
+    ids ``topic_ids`` give); generation -1 and no member id: not a group member
+    (self-assigned partitions, as Kafka 0.8.2 consumers committed)."""
     return {
         "group_id": group_id,
         "generation_id": generation_id,
@@ -74,7 +102,7 @@ def offset_commit_body(
         "retention_time_ms": -1,  # the broker's offsets.retention.minutes
         "topics": [
             {
-                "name": topic,
+                **_topic_key(topic, topic_ids),
                 "partitions": [
                     {
                         "partition_index": tp.partition,
@@ -96,15 +124,19 @@ OFFSET_FETCH_BATCHED = 8
 
 
 def offset_fetch_body(
-    group_id: str, partitions: Iterable[TopicPartition] | None, version: int = 1
+    group_id: str,
+    partitions: Iterable[TopicPartition] | None,
+    version: int = 1,
+    topic_ids: Mapping[str, bytes] | None = None,
 ) -> dict[str, Any]:
-    """OffsetFetch (v1-9): the committed offsets of ``partitions`` in ``group_id``
+    """OffsetFetch (v1-10): the committed offsets of ``partitions`` in ``group_id``
     (None: every partition the group committed, v2+).  From v8 the one group is
-    named in the ``groups`` batch, with no member id or epoch (a classic member)."""
+    named in the ``groups`` batch, with no member id or epoch (a classic member);
+    v10 names topics by the ids ``topic_ids`` give."""
     topics = None
     if partitions is not None:
         topics = [
-            {"name": topic, "partition_indexes": [tp.partition for tp in tps]}
+            {**_topic_key(topic, topic_ids), "partition_indexes": [tp.partition for tp in tps]}
             for topic, tps in _by_topic(partitions).items()
         ]
     if version < OFFSET_FETCH_BATCHED:

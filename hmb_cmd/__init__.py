@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["serve"]:  # everything after "serve", --help included, is the broker's
+        from hmb import gc_policy
+
+        gc_policy.pause()  # this process is the broker's: no collection while it starts
         from hmb import cli as server_cli
 
         return int(server_cli.main(args[1:]))

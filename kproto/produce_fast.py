@@ -1,4 +1,4 @@
-"""Produce v0-v12 with ``struct``, both ends: a broker's half and a producer's half.
+"""Produce with ``struct``, both ends: a broker's half (v0-v13) and a producer's half (v0-v12).
 
 Produce is the request a busy producer sends thousands of times a second;
 through the Construct grammar its decode cost ~30 µs and its response ~20 µs
@@ -14,21 +14,24 @@ The grammar in :mod:`kproto.messages.produce` stays the reference: property
 tests (``tests/kproto/test_produce_fast.py``) check that whatever a fast
 decoder accepts, the grammar decodes to the same values, and that each fast
 encoder is byte for byte the grammar's encoding, at every version kproto
-declares up to ``MAX_VERSION`` (a struct fast path is only trusted with such
-a proof).  :mod:`kproto.fetch_fast` is its sibling for Fetch responses.
+declares up to ``BROKER_MAX_VERSION`` for the broker's half and
+``MAX_VERSION`` for the producer's (a struct fast path is only trusted with
+such a proof).  :mod:`kproto.fetch_fast` is its sibling for Fetch responses.
 
 Rules of this module:
 
 * The decoder never raises and never decides what is an error: anything it
   does not take in stride (a short frame, a bad length, invalid UTF-8,
-  trailing bytes, a version outside 0-12, a tagged field) makes it return
+  trailing bytes, a version outside 0-13, a tagged field) makes it return
   ``None``, and the caller decodes with Construct, which raises the usual
   :class:`kproto.DecodeError` or reads the tagged fields.  So bad input is
   answered exactly as before.
 * Each partition's records are a ``bytearray`` (one copy out of the frame):
   :func:`kproto.records.assign_batches` patches offsets into it in place
   instead of copying it once more.
-* v13 names topics by id: past ``MAX_VERSION``, the grammar's job.
+* v13 names topics by id: the broker's half reads and writes the 16-byte
+  ids in place of the names (a topic's ``name`` is then ""); the
+  producer's half stops at v12 (a producer here names its topics).
 
 Produce request v0-v8, header v1::
 
@@ -46,6 +49,8 @@ Produce request v9-v12 (flexible), header v2: the same fields, with
     transactional_id compact_nullable_string, acks int16, timeout_ms int32,
     [name compact_string, [index int32, records compact_nullable_bytes, tags], tags], tags
 
+Produce request v13: v12 with ``topic_id uuid`` (16 bytes) in place of ``name``.
+
 Produce response v0-v8::
 
     size int32, correlation_id int32,
@@ -61,13 +66,14 @@ v8 fields with compact lengths and a tagged-field count ending each struct;
 v10's tagged ``current_leader`` (per partition) and ``node_endpoints``
 (top level) name a new leader after NOT_LEADER_OR_FOLLOWER, which a single
 broker never answers, so they are never written, and a response carrying
-them is left to the grammar.
+them is left to the grammar.  v13 (the broker's half only): a topic's
+16-byte ``topic_id`` in place of its ``name``.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from kproto import ApiKey, Request
@@ -75,6 +81,8 @@ from kproto.codec import decode_response
 from kproto.uvarint import uvarint_bytes
 
 __all__ = [
+    "BROKER_MAX_VERSION",
+    "FIRST_TOPIC_ID",
     "MAX_VERSION",
     "PartitionAck",
     "PartitionProduceData",
@@ -89,7 +97,11 @@ __all__ = [
 ]
 
 MAX_VERSION = 12
+"""The newest version of the producer's half (the client names topics; v13's ids are not its)."""
+BROKER_MAX_VERSION = 13
+"""The newest version of the broker's half: the request decoder and the response encoder."""
 FIRST_FLEXIBLE = 9  # from this version on: compact lengths, tagged fields, request header v2
+FIRST_TOPIC_ID = 13  # from this version on: a topic is its 16-byte id, not its name
 
 _HEAD = struct.Struct(">ihhih")  # size, api key, version, correlation id, client_id length
 _I16 = struct.Struct(">h")
@@ -107,8 +119,9 @@ class PartitionProduceData(NamedTuple):
 
 
 class TopicProduceData(NamedTuple):
-    name: str
+    name: str  # "" from v13
     partition_data: list[PartitionProduceData]
+    topic_id: bytes = b""  # v13+
 
 
 class ProduceRequestData(NamedTuple):
@@ -190,7 +203,7 @@ def _topic_head(frame: bytes | bytearray, pos: int, end: int) -> tuple[str, int,
 def _decode(frame: bytes | bytearray) -> Request:
     size, api_key, version, correlation_id, n = _HEAD.unpack_from(frame, 0)
     end = len(frame)
-    if api_key != _PRODUCE or not 0 <= version <= MAX_VERSION or size != end - 4:
+    if api_key != _PRODUCE or not 0 <= version <= BROKER_MAX_VERSION or size != end - 4:
         raise _Reject
     client_id, pos = _string(frame, 14, n, end, True)
     if version >= FIRST_FLEXIBLE:
@@ -258,12 +271,20 @@ def _decode_flexible(
     topics, pos = _uvarint(frame, pos + 6)
     if topics == 0:  # a null array
         raise _Reject
+    by_id = version >= FIRST_TOPIC_ID
     view = memoryview(frame)
     topic_data = []
     try:
         for _ in range(topics - 1):
-            n, pos = _uvarint(frame, pos)
-            name, pos = _string(frame, pos, n - 1, end, False)
+            name: str | None = ""
+            if by_id:
+                topic_id, pos = bytes(frame[pos : pos + 16]), pos + 16
+                if pos > end:
+                    raise _Reject
+            else:
+                n, pos = _uvarint(frame, pos)
+                name, pos = _string(frame, pos, n - 1, end, False)
+                topic_id = b""
             count, pos = _uvarint(frame, pos)
             if count == 0:
                 raise _Reject
@@ -281,7 +302,7 @@ def _decode_flexible(
                     pos = stop
                 partitions.append(PartitionProduceData(index, records))
                 pos = _no_tags(frame, pos)
-            topic_data.append(TopicProduceData(name, partitions))  # type: ignore[arg-type]  # not null
+            topic_data.append(TopicProduceData(name, partitions, topic_id))  # type: ignore[arg-type]  # not null
             pos = _no_tags(frame, pos)
     finally:
         view.release()
@@ -304,28 +325,30 @@ PartitionResult = tuple[int, int, int, int]
 def encode_produce_response(
     version: int,
     correlation_id: int,
-    responses: list[tuple[str, list[PartitionResult]]],
+    responses: Sequence[tuple[str | bytes, list[PartitionResult]]],
     *,
     throttle_time_ms: int = 0,
-    log_append_times: Mapping[tuple[str, int], int] | None = None,
-    error_messages: Mapping[tuple[str, int], str] | None = None,
+    log_append_times: Mapping[tuple[Any, int], int] | None = None,
+    error_messages: Mapping[tuple[Any, int], str] | None = None,
 ) -> bytes:
-    """The Produce response frame of ``version`` (size prefix included).
+    """The Produce response frame of ``version`` (0-13, size prefix included).
 
-    ``log_append_time_ms`` (v2+) is the stamp ``log_append_times`` gives a
-    (topic, partition) of a LogAppendTime topic, else -1; per-record errors
-    are empty, and the error message (v8+) is what ``error_messages`` gives a
-    (topic, partition), else null.
+    Each topic is its name, or from v13 its 16-byte id.  ``log_append_time_ms``
+    (v2+) is the stamp ``log_append_times`` gives a (topic, partition) of a
+    LogAppendTime topic, else -1; per-record errors are empty, and the error
+    message (v8) is what ``error_messages`` gives a (topic, partition), else null.
     """
     out = bytearray(_I32_I32.pack(0, correlation_id))
     if version >= FIRST_FLEXIBLE:
-        _flexible_response(out, responses, log_append_times)
+        _flexible_response(out, responses, log_append_times, version >= FIRST_TOPIC_ID)
         out += _I32.pack(throttle_time_ms)
         out.append(0)  # no tagged fields
         _I32.pack_into(out, 0, len(out) - 4)
         return bytes(out)
     out += _I32.pack(len(responses))
     for name, partitions in responses:
+        if not isinstance(name, str):
+            raise ValueError(f"Produce response v{version} names its topics")
         raw = name.encode("utf-8")
         out += _I16.pack(len(raw))
         out += raw
@@ -356,16 +379,24 @@ _FLEXIBLE_TAIL = b"\x01\x00\x00"  # no record errors, null error message, no tag
 
 def _flexible_response(
     out: bytearray,
-    responses: list[tuple[str, list[PartitionResult]]],
-    log_append_times: Mapping[tuple[str, int], int] | None,
+    responses: Sequence[tuple[str | bytes, list[PartitionResult]]],
+    log_append_times: Mapping[tuple[Any, int], int] | None,
+    by_id: bool,
 ) -> None:
     """The v9+ body up to ``throttle_time_ms``, after a header without tagged fields."""
     out.append(0)  # the response header's tagged fields
     out += uvarint_bytes(len(responses) + 1)
     for name, partitions in responses:
-        raw = name.encode("utf-8")
-        out += uvarint_bytes(len(raw) + 1)
-        out += raw
+        if by_id:
+            if not isinstance(name, (bytes, bytearray)) or len(name) != 16:
+                raise ValueError(f"Produce response v13+ gives topic ids (16 bytes), not {name!r}")
+            out += name
+        elif isinstance(name, str):
+            raw = name.encode("utf-8")
+            out += uvarint_bytes(len(raw) + 1)
+            out += raw
+        else:
+            raise ValueError("Produce response before v13 names its topics")
         out += uvarint_bytes(len(partitions) + 1)
         for index, code, base, start in partitions:
             stamp = log_append_times.get((name, index), -1) if log_append_times else -1

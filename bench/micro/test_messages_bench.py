@@ -1,14 +1,17 @@
 """Micro-benchmarks of kproto's message grammars against kafka-python's JSON-driven codec.
 
-What: on two large flexible responses, compare in the same run kproto's
+What: on three large responses, compare in the same run kproto's
 ``encode_response``/``decode_response`` (compiled Construct grammars) with
 kafka-python 3's ``kafka.protocol`` classes (code generated from the same JSON
-specs), whole frames (size, header, body) both ways:
+specs), whole frames (size, header, body) both ways, each at a classic
+version and at flexible ones (the case names say which, ``metadata-v12``):
 
-* a Metadata v12 response: 3 brokers, 100 topics of 10 partitions each
-  (replicas and ISR of 3, topic ids, no tagged fields set);
-* a Fetch v16 response: 50 partitions in 5 topics, each with a 1 KiB record
-  set (kept as bytes by both codecs).
+* a Metadata response (v1, v9, v12): 3 brokers, 100 topics of 10 partitions
+  each (replicas and ISR of 3, topic ids where the version has them, no
+  tagged fields set);
+* a Fetch response (v11, v12, v16): 50 partitions in 5 topics, each with a
+  1 KiB record set (kept as bytes by both codecs);
+* a Produce response (v8, v9, v11, v13): 50 partitions in 5 topics.
 
 Why: a modern client sends Metadata with every refresh and reads Fetch
 responses continuously; the goal is kproto at least 3x faster than
@@ -28,11 +31,14 @@ from typing import Any
 import pytest
 from kafka.protocol.consumer.fetch import FetchResponse
 from kafka.protocol.metadata.metadata import MetadataResponse
+from kafka.protocol.producer import ProduceResponse
 
 import kproto
+from kproto import ApiKey
 
-METADATA_V = 12
-FETCH_V = 16
+METADATA_VERSIONS = (1, 9, 12)
+FETCH_VERSIONS = (11, 12, 16)
+PRODUCE_VERSIONS = (8, 9, 11, 13)
 
 
 def _metadata_body() -> dict[str, Any]:
@@ -65,6 +71,7 @@ def _metadata_body() -> dict[str, Any]:
         "cluster_id": "cluster-0",
         "controller_id": 0,
         "topics": topics,
+        "cluster_authorized_operations": -(2**31),  # v8-v10
     }
 
 
@@ -76,6 +83,7 @@ def _fetch_body() -> dict[str, Any]:
         "session_id": 0,
         "responses": [
             {
+                "topic": f"topic-{t}",
                 "topic_id": os.urandom(16),
                 "partitions": [
                     {
@@ -91,14 +99,40 @@ def _fetch_body() -> dict[str, Any]:
                     for p in range(10)
                 ],
             }
-            for _ in range(5)
+            for t in range(5)
+        ],
+    }
+
+
+def _produce_body() -> dict[str, Any]:
+    return {
+        "throttle_time_ms": 0,
+        "responses": [
+            {
+                "name": f"topic-{t}",
+                "topic_id": os.urandom(16),
+                "partition_responses": [
+                    {
+                        "index": p,
+                        "error_code": 0,
+                        "base_offset": 1000 * p,
+                        "log_append_time_ms": -1,
+                        "log_start_offset": 0,
+                        "record_errors": [],
+                        "error_message": None,
+                    }
+                    for p in range(10)
+                ],
+            }
+            for t in range(5)
         ],
     }
 
 
 CASES = {
-    "metadata": (3, METADATA_V, MetadataResponse, _metadata_body()),
-    "fetch": (1, FETCH_V, FetchResponse, _fetch_body()),
+    **{f"metadata-v{v}": (3, v, MetadataResponse, _metadata_body()) for v in METADATA_VERSIONS},
+    **{f"fetch-v{v}": (1, v, FetchResponse, _fetch_body()) for v in FETCH_VERSIONS},
+    **{f"produce-v{v}": (0, v, ProduceResponse, _produce_body()) for v in PRODUCE_VERSIONS},
 }
 FRAMES = {name: kproto.encode_response(key, v, 42, body) for name, (key, v, _, body) in CASES.items()}
 
@@ -122,7 +156,7 @@ def test_decode_kproto(benchmark: Any, case: str) -> None:
     decoded = benchmark(kproto.decode_response, key, version, FRAMES[case])
     assert decoded.correlation_id == 42
     assert kproto.encode_response(key, version, 42, decoded.body) == FRAMES[case]
-    top = "topics" if key == 3 else "responses"
+    top = "topics" if key == ApiKey.METADATA else "responses"
     assert len(decoded.body[top]) == len(body[top])
 
 

@@ -6,6 +6,7 @@ both sides know.  The table is built from the handler registry
 served.  A request version above ours is answered (by the dispatcher, which
 cannot decode it) with UNSUPPORTED_VERSION in the v0 layout, listing the
 table, as Kafka does; the client then retries with a version from it.
+From v3 the answer also lists the feature levels (:mod:`hmb.api.features`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import kproto
 from hmb.api.context import Reply, RequestContext
+from hmb.api.features import features_body
 from hmb.api.registry import HANDLERS, Handler, handles
 from kproto import ApiKey, ErrorCode
 
@@ -46,7 +48,12 @@ async def handle(ctx: RequestContext) -> Reply:
     key = (ctx.request.version, len(HANDLERS))
     frame = _ENCODED.get(key)
     if frame is None:
-        body = {"error_code": ErrorCode.NONE, "api_keys": supported_table(), "throttle_time_ms": 0}
+        body = {
+            "error_code": ErrorCode.NONE,
+            "api_keys": supported_table(),
+            "throttle_time_ms": 0,
+            "tagged_fields": features_body(),
+        }
         frame = _ENCODED[key] = kproto.encode_response(ApiKey.API_VERSIONS, ctx.request.version, 0, body)
     # the frame: size, correlation id (response header v0 at every version), body
     return frame[:4] + ctx.request.correlation_id.to_bytes(4, "big", signed=True) + frame[8:]

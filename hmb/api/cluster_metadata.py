@@ -11,7 +11,8 @@ as Kafka does, until the controller has placed it.
 
 A group's coordinator is the leader of the ``__consumer_offsets`` partition
 its id hashes to: ``abs(hashCode(group)) % partitions``, with Java's
-``String.hashCode``, as Kafka computes it.
+``String.hashCode``, as Kafka computes it; a transactional id's, the leader
+of its ``__transaction_state`` partition, the same way.
 """
 
 from __future__ import annotations
@@ -35,14 +36,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def coordinator(cluster: ClusterNode, group: str) -> int:
-    """The broker coordinating ``group``, or -1 while its offsets partition has no leader."""
+def coordinator(cluster: ClusterNode, group: str, topic: str | None = None) -> int:
+    """The broker coordinating ``group`` (a transactional id with ``topic`` ``__transaction_state``),
+    or -1 while the key's partition of that topic has no leader."""
     from hmb.cluster.layout import NO_LEADER, OFFSETS_TOPIC
 
-    assignment = cluster.view.topics.get(OFFSETS_TOPIC)
+    topic = topic or OFFSETS_TOPIC
+    assignment = cluster.view.topics.get(topic)
     if assignment is None:
         return NO_LEADER
-    return cluster.view.leader(OFFSETS_TOPIC, coordinator_partition(group, len(assignment.partitions)))
+    return cluster.view.leader(topic, coordinator_partition(group, len(assignment.partitions)))
 
 
 def brokers(ctx: RequestContext, view: ClusterView) -> list[dict[str, Any]]:
@@ -95,6 +98,27 @@ async def create_offsets_topic(cluster: ClusterNode) -> None:
         await cluster.create_topic(OFFSETS_TOPIC, placed, dict(OFFSETS_TOPIC_CONFIG))
     except (TopicExistsError, PlacementError) as exc:  # made meanwhile, or too few brokers yet
         log.info("creating %s: %s", OFFSETS_TOPIC, exc)
+
+
+async def create_txn_state_topic(cluster: ClusterNode) -> None:
+    """Make ``__transaction_state`` on its first use (FindCoordinator for a transactional id), as
+    Kafka does: ``transaction.state.log.num.partitions`` partitions of
+    ``transaction.state.log.replication.factor`` replicas (none while fewer brokers are alive),
+    compacted, with ``min.insync.replicas`` of ``transaction.state.log.min.isr``."""
+    from hmb.cluster.assignment import PlacementError
+    from hmb.cluster.layout import TXN_STATE_TOPIC
+    from hmb.cluster.topics import TopicExistsError
+    from hmb.txn.state_log import TOPIC_CONFIG as TXN_STATE_CONFIG
+
+    settings = cluster.config
+    config = {**TXN_STATE_CONFIG, "min.insync.replicas": str(settings.transaction_state_log_min_isr)}
+    try:
+        placed = cluster.place(
+            settings.transaction_state_log_num_partitions, settings.transaction_state_log_replication_factor
+        )
+        await cluster.create_topic(TXN_STATE_TOPIC, placed, config)
+    except (TopicExistsError, PlacementError) as exc:  # made meanwhile, or too few brokers yet
+        log.info("creating %s: %s", TXN_STATE_TOPIC, exc)
 
 
 async def auto_create(cluster: ClusterNode, topic: str, count: int) -> None:

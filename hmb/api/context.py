@@ -23,6 +23,7 @@ from hmb.security.principal import ANONYMOUS, KafkaPrincipal
 from kproto import Request
 
 if TYPE_CHECKING:
+    from hmb.api.fetch_sessions import FetchSessionCache
     from hmb.cluster.node import ClusterNode
     from hmb.config import BrokerConfig, Listener
     from hmb.groups.coordinator import GroupCoordinator
@@ -74,6 +75,8 @@ class Services:
     cluster: ClusterNode | None = None
     #: rAck's receipt writer (hmb.api.rack), made at the first Produce with acks = -2
     rack_receipts: Any = None
+    #: the incremental fetch sessions (KIP-227); made by the first fetch that opens one
+    fetch_sessions: FetchSessionCache | None = None
 
     @property
     def offsets(self) -> GroupOffsets:
@@ -120,6 +123,9 @@ class Session:
     reauth_deadline: float | None = None
     #: set by a handler whose answer must be the connection's last (failed authentication): the reason
     close_after_reply: str | None = None
+    #: set by the network layer: called when a handler waits on the client, so that someone
+    #: reads the connection meanwhile and sets ``client_gone`` when the client leaves
+    watch_client: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def host(self) -> str:
@@ -130,6 +136,8 @@ class Session:
 
 @dataclass
 class RequestContext:
+    """What a handler gets: the decoded request, its connection's session and the broker's services."""
+
     services: Services
     request: Request
     session: Session = field(default_factory=Session)
@@ -161,6 +169,9 @@ class RequestContext:
 
     @property
     def client_gone(self) -> trio.Event:
+        """Set when the client leaves; asking for it makes the connection watch for that."""
+        if self.session.watch_client is not None:
+            self.session.watch_client()
         return self.session.client_gone
 
 

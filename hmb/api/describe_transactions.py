@@ -4,7 +4,8 @@ Per id asked: its state by Kafka's name ("Ongoing", "CompleteCommit"...),
 timeout, start time of the open transaction (-1: none), producer id and
 epoch, and the partitions of the current (or last) transaction.  An id the
 coordinator does not know is TRANSACTIONAL_ID_NOT_FOUND; one the client may
-not Describe, TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+not Describe, TRANSACTIONAL_ID_AUTHORIZATION_FAILED; in a cluster, one another
+broker coordinates, NOT_COORDINATOR (the admin client asks FindCoordinator).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def _state(ctx: RequestContext, tid: str) -> dict[str, Any]:
     }
     if not allowed(ctx, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, tid):
         out["error_code"] = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return out
+    if not ctx.services.transactions.coordinates(tid):  # in a cluster: another broker's id
+        out["error_code"] = ErrorCode.NOT_COORDINATOR
         return out
     meta = ctx.services.transactions.describe(tid)
     if meta is None:

@@ -1,4 +1,4 @@
-"""Fetch v0-v17: record sets from many partitions, long-polling for ``min_bytes``.
+"""Fetch v0-v18: record sets from many partitions, long-polling for ``min_bytes``.
 
 The request waits (up to ``max_wait_ms``) until the partitions it reads hold
 at least ``min_bytes`` beyond the requested offsets.  Waiting is on the
@@ -9,8 +9,10 @@ What the versions change, and how this broker answers:
 
 * v3+ ``max_bytes`` bounds the whole response.  As in Kafka (KIP-74), the
   first partition that has data gets at least its whole first entry even if
-  it is larger than both limits, so a consumer never gets stuck; v0-v2 keep
-  the hard per-partition limit (their clients grow their fetch size).
+  it is larger than both limits, so a consumer never gets stuck; a later
+  partition whose first entry the limit would cut gets no records (clients
+  stop at an answer with bytes but no complete record).  v0-v2 keep the
+  hard per-partition limit (their clients grow their fetch size).
 * v4+ ``last_stable_offset`` is the partition's LSO (the first offset of
   its earliest open transaction, else the high watermark) at every
   isolation level.  ``isolation_level`` 1 (read_committed) returns records
@@ -19,8 +21,9 @@ What the versions change, and how this broker answers:
   past the records returned), whose records the consumer drops;
   0 (read_uncommitted) returns everything up to the high watermark with an
   empty list (never null: librdkafka reads the list whatever it asked).
-* v7+ fetch sessions: every answer says session 0, "no session", so
-  clients keep sending full requests, which is what we serve.
+* v7+ incremental fetch sessions (:mod:`hmb.api.fetch_sessions`): the
+  partitions read are the session's, and an incremental answer lists only
+  those that changed.
 * v9+ each partition's ``current_leader_epoch`` is checked
   (:mod:`hmb.api.leader_epoch`): FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH.
 * v11 preferred read replica -1: read from the leader (us).
@@ -39,8 +42,8 @@ What the versions change, and how this broker answers:
   consumer, which sends replica id -1; v16 adds the tagged
   ``node_endpoints`` that come with a ``current_leader``, left out as it
   is; v17's ``replica_directory_id`` (KIP-853) is a follower's.
-* v18 is not served: its request carries a follower's high watermark
-  (KIP-1166); clients use v17, followers here v12.
+* v18 adds the tagged ``high_watermark`` a follower reports (KIP-1166);
+  a consumer leaves it out and is answered as at v17.
 * A follower's fetch (``replica_id`` >= 0, or v15+'s ``replica_state``) in a
   cluster reads up to the log end, not the high watermark, and tells the
   leader how far the follower's copy goes (:mod:`hmb.api.replica_fetch`).
@@ -60,10 +63,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import trio
 
+from hmb.api import fetch_sessions
 from hmb.api.authz import topics_allowed
 from hmb.api.context import RawResponse, Reply, RequestContext
 from hmb.api.errors import error_code
@@ -116,9 +121,16 @@ def _diverging(plog: PartitionLog, last_fetched_epoch: int, fetch_offset: int) -
     return None
 
 
+def _first_entry_cut(region: FileRegion) -> bool:
+    """Does ``region`` (not the response's first) end inside its first entry?  A client
+    that finds no complete record in a non-empty answer stops with an error."""
+    return 0 < region.length < region.segment.entry_size(region.position)
+
+
 def _collect(
-    ctx: RequestContext, stack: contextlib.ExitStack
+    ctx: RequestContext, stack: contextlib.ExitStack, requested: Sequence[Any]
 ) -> tuple[list[tuple[str | bytes, Partitions]], int, bool, list[PartitionLog]]:
+    """Read the ``requested`` topics (the request's, or its fetch session's)."""
     body = ctx.request.body
     version = ctx.request.version
     limit = body.max_bytes if version >= 3 else _NO_LIMIT
@@ -129,11 +141,11 @@ def _collect(
     total = 0
     errors = False
     logs: list[PartitionLog] = []
-    named = resolve(ctx, body.topics, version >= FIRST_TOPIC_ID, "topic")
+    named = resolve(ctx, requested, version >= FIRST_TOPIC_ID, "topic")
     readable = None
     if ctx.services.authorizer is not None:
         readable = topics_allowed(ctx, Operation.READ, (name for _, name in named if name is not None))
-    for topic, (key, name) in zip(body.topics, named, strict=True):
+    for topic, (key, name) in zip(requested, named, strict=True):
         partitions: Partitions = []
         for p in topic.partitions:
             if name is None:
@@ -187,6 +199,8 @@ def _collect(
                 partitions.append(PartitionData(p.partition, code, hw, None, lso, start))
                 errors = True
                 continue
+            if region is not None and not min_one and version >= 3 and _first_entry_cut(region):
+                region = None  # Kafka answers v3+ so: the client reads the entry whole next time
             aborted = None
             if region is not None and region.length:
                 total += region.length
@@ -276,15 +290,20 @@ async def _downconvert_all(
                 partitions[i] = pd._replace(records=out)
 
 
-@handles(ApiKey.FETCH, versions=(0, 17))
+@handles(ApiKey.FETCH, versions=(0, 18))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     version = ctx.request.version
     clock = ctx.services.clock  # max_wait_ms runs on the broker's clock: a test moving it ends the wait
     deadline = clock.monotonic() + max(0, body.max_wait_ms) / 1000
+    plan = fetch_sessions.begin(ctx)
+    if plan.error:
+        nothing: list[tuple[str | bytes, Partitions]] = []
+        refused = build_fetch_response(ctx.request.correlation_id, nothing, version, error_code=plan.error)
+        return RawResponse(refused, contextlib.ExitStack())
     while True:
         stack = contextlib.ExitStack()
-        topics, total, errors, logs = _collect(ctx, stack)
+        topics, total, errors, logs = _collect(ctx, stack, plan.topics)
         done = total >= body.min_bytes or errors or not logs or clock.monotonic() >= deadline
         if done or ctx.client_gone.is_set():
             break
@@ -299,4 +318,7 @@ async def handle(ctx: RequestContext) -> Reply:
         except BaseException:
             stack.close()
             raise
-    return RawResponse(build_fetch_response(ctx.request.correlation_id, topics, version), stack)
+    answer = plan.answer(topics)
+    return RawResponse(
+        build_fetch_response(ctx.request.correlation_id, answer, version, session_id=plan.session_id), stack
+    )

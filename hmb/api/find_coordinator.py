@@ -3,11 +3,10 @@
 v1 adds the key type: 0 asks for a group's coordinator, 1 for a
 transactional id's; a broker alone is both (Describe on the group or the
 transactional id is required).  In a cluster a group's coordinator is the
-leader of its ``__consumer_offsets`` partition (the first FindCoordinator
-makes that topic, answered COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka
-does), and transactions are not
-coordinated yet (COORDINATOR_NOT_AVAILABLE: their markers would go to
-partitions other brokers lead).  v3+ flexible.  v4+ (KIP-699) ask for a
+leader of its ``__consumer_offsets`` partition, a transactional id's the
+leader of its ``__transaction_state`` partition (the first FindCoordinator
+of each kind makes that topic, answered COORDINATOR_NOT_AVAILABLE
+meanwhile, as Kafka does).  v3+ flexible.  v4+ (KIP-699) ask for a
 batch of keys of one type and are answered per key.  v5 only allows TRANSACTION_ABORTABLE among the answers.
 v6 (KIP-932) adds key type 2, a share group's coordinator: share groups are
 not served, so such a key is answered INVALID_REQUEST, as an unknown key
@@ -48,18 +47,18 @@ async def coordinator_for(ctx: RequestContext, key_type: int, key: str) -> dict[
         return _error(DENIED[resource], None)
     cluster = ctx.services.cluster
     if cluster is not None:
-        if key_type == KEY_TYPE_TRANSACTION:  # markers go to partitions other brokers lead
-            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "transactions in a cluster are not built yet")
-        from hmb.api.cluster_metadata import coordinator, create_offsets_topic
-        from hmb.cluster.layout import OFFSETS_TOPIC
+        from hmb.api.cluster_metadata import coordinator, create_offsets_topic, create_txn_state_topic
+        from hmb.cluster.layout import OFFSETS_TOPIC, TXN_STATE_TOPIC
 
-        if OFFSETS_TOPIC not in cluster.view.topics:  # its first use makes it, as in Kafka
-            await create_offsets_topic(cluster)
-            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{OFFSETS_TOPIC} is being created")
-        node = coordinator(cluster, key)  # the leader of the group's offsets partition
+        txn = key_type == KEY_TYPE_TRANSACTION
+        topic = TXN_STATE_TOPIC if txn else OFFSETS_TOPIC
+        if topic not in cluster.view.topics:  # its first use makes it, as in Kafka
+            await (create_txn_state_topic if txn else create_offsets_topic)(cluster)
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{topic} is being created")
+        node = coordinator(cluster, key, topic)  # the leader of the key's partition of the topic
         reg = cluster.view.brokers.get(node)
         if reg is None:
-            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the group's offsets partition has no leader")
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"its partition of {topic} has no leader")
         ep = reg.endpoint(ctx.session.listener)
         return {
             "error_code": ErrorCode.NONE,

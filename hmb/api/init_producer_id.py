@@ -1,4 +1,4 @@
-"""InitProducerId v0-v5: a producer id and epoch for an idempotent or transactional producer.
+"""InitProducerId v0-v6: a producer id and epoch for an idempotent or transactional producer.
 
 kafka-python's producer is idempotent by default and calls this as soon as
 the broker looks new enough (it guesses a Kafka release from the advertised
@@ -29,8 +29,14 @@ the client still holds (KIP-360: they must be the id's current ones, else
 PRODUCER_FENCED); v4 may answer PRODUCER_FENCED where older versions get
 INVALID_PRODUCER_EPOCH; v5 only allows TRANSACTION_ABORTABLE, which this
 broker never sends.  v6 (KIP-939, two-phase commit with an external
-transaction manager) is not served: hmb keeps no prepared transactions
-across producer restarts.
+transaction manager): ``enable2_pc`` asks for a transaction that never
+times out, granted only when ``transaction.two.phase.commit.enable`` is
+true and the client holds TwoPhaseCommit on the transactional id, else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers;
+``keep_prepared_txn`` (recover a prepared transaction instead of aborting
+it) is UNSUPPORTED_VERSION: hmb keeps no prepared transaction across
+producer restarts.  The answer's ``ongoing_txn_producer_id``/``_epoch``
+are therefore always -1 (no transaction kept).
 """
 
 from __future__ import annotations
@@ -49,7 +55,15 @@ log = logging.getLogger(__name__)
 
 
 def _answer(code: int, producer_id: int = -1, epoch: int = -1) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "producer_id": producer_id, "producer_epoch": epoch}
+    """The answer at any version (v6's ongoing transaction: none kept, -1/-1)."""
+    return {
+        "throttle_time_ms": 0,
+        "error_code": code,
+        "producer_id": producer_id,
+        "producer_epoch": epoch,
+        "ongoing_txn_producer_id": -1,
+        "ongoing_txn_producer_epoch": -1,
+    }
 
 
 def _may_write_idempotently(ctx: RequestContext) -> bool:
@@ -65,9 +79,20 @@ async def _transactional(ctx: RequestContext, tid: str) -> Reply:
     body = ctx.request.body
     if not allowed(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
         return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    two_phase = bool(body.get("enable2_pc", False))
+    if two_phase and not allowed(ctx, Operation.TWO_PHASE_COMMIT, ResourceType.TRANSACTIONAL_ID, tid):
+        return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if two_phase and not ctx.services.config.transaction_two_phase_commit_enable:
+        return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if body.get("keep_prepared_txn", False):
+        return _answer(ErrorCode.UNSUPPORTED_VERSION)
     try:
         result = await ctx.services.transactions.init_producer_id(
-            tid, body.transaction_timeout_ms, body.get("producer_id", -1), body.get("producer_epoch", -1)
+            tid,
+            body.transaction_timeout_ms,
+            body.get("producer_id", -1),
+            body.get("producer_epoch", -1),
+            two_phase=two_phase,
         )
     except OSError as exc:
         log.error("InitProducerId for transactional id %s failed: %s", tid, exc)
@@ -76,7 +101,7 @@ async def _transactional(ctx: RequestContext, tid: str) -> Reply:
     return _answer(code, result.producer_id, result.producer_epoch)
 
 
-@handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 5))
+@handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 6))
 async def handle(ctx: RequestContext) -> Reply:
     tid = ctx.request.body.transactional_id
     if tid is not None:

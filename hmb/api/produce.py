@@ -1,4 +1,4 @@
-"""Produce v0-v11: validate and append each partition's records, answer per partition.
+"""Produce v0-v13: validate and append each partition's records, answer per partition.
 
 Errors are per partition (Kafka's codes); one bad partition never fails the
 others.  With ``acks == 0`` nothing is sent back, not even errors, as Kafka
@@ -22,11 +22,10 @@ Flexible versions: v9 is v8 in the compact layout; v10 adds the tagged
 ``current_leader``/``node_endpoints`` that point a client at a new leader
 after NOT_LEADER_OR_FOLLOWER, which a single broker leading every partition
 never answers (left out, as Kafka leaves a default tagged field out); v11
-allows TRANSACTION_ABORTABLE, an error of transactions.  v12 is not served:
-it lets a transactional producer write to a partition it has not added to
-its transaction (KIP-890 part 2, the broker adds it), which only a
-transaction coordinator can honour; a client without it uses v11.  v13
-names topics by id.
+allows TRANSACTION_ABORTABLE, an error of transactions.  v12 lets a
+transactional producer write to a partition it has not added to its
+transaction: the broker adds it (KIP-890 part 2, :mod:`hmb.api.txn_produce`).
+v13 names topics by id (:mod:`hmb.api.produce_by_id`).
 
 ``acks=all`` (-1) in a cluster waits for the in-sync replicas, after every
 partition of the request is appended (:mod:`hmb.replication.acks`:
@@ -45,6 +44,7 @@ from hmb.api.authz import allowed, topics_allowed
 from hmb.api.context import NO_RESPONSE, CloseConnection, Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
 from hmb.api.leadership import misdirected
+from hmb.api.produce_by_id import topic_keys, topic_names
 from hmb.api.rack import RACK_ACKS, receipt_lines, receipts
 from hmb.api.registry import handles
 from hmb.api.txn_produce import refusal as txn_refusal
@@ -93,13 +93,13 @@ async def _append_to(
     return _NONE, info.base_offset, info.log_append_time, info.last_offset
 
 
-def _denied(ctx: RequestContext) -> dict[str, int]:
+def _denied(ctx: RequestContext, topics: list[str | None]) -> dict[str, int]:
     """The topics this connection may not write, each with its error (Write on the
     topic; for a transactional produce, Write on its transactional id first)."""
     if ctx.services.authorizer is None:
         return {}
     body = ctx.request.body
-    names = {t.name for t in body.topic_data}
+    names = {name for name in topics if name is not None}
     tid = getattr(body, "transactional_id", None)
     if tid is not None and not allowed(ctx, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
         return dict.fromkeys(names, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -130,7 +130,7 @@ async def _await_replicas(
             partitions[i] = (index, _OUTCOME_CODES[outcome], base, start)
 
 
-@handles(ApiKey.PRODUCE, versions=(0, 11))
+@handles(ApiKey.PRODUCE, versions=(0, 13))
 async def handle(ctx: RequestContext) -> Reply:
     request = ctx.request
     body = request.body
@@ -138,50 +138,54 @@ async def handle(ctx: RequestContext) -> Reply:
     valid_acks = acks in (0, 1, -1, RACK_ACKS)
     rack = acks == RACK_ACKS
     logs = ctx.logs
-    denied = _denied(ctx)
-    responses: list[tuple[str, list[PartitionResult]]] = []
-    append_times: dict[tuple[str, int], int] = {}  # LogAppendTime topics' stamps, for v2+ answers
+    names = topic_names(ctx)
+    denied = _denied(ctx, names)
+    keys = topic_keys(ctx, names)
+    responses: list[tuple[str | bytes, list[PartitionResult]]] = []
+    append_times: dict[tuple[str | bytes, int], int] = {}  # LogAppendTime topics' stamps, for v2+ answers
     messages: dict[tuple[str, int], str] = {}  # why a partition's records were invalid, for v8
     replication = (
         ctx.services.cluster.replication if ctx.services.cluster is not None and acks == -1 else None
     )
     waiting: list[tuple[list[PartitionResult], int, PartitionLog, int]] = []  # acks=all, replicated
-    for topic in body.topic_data:
+    for topic, name, key in zip(body.topic_data, names, keys, strict=True):
         partitions: list[PartitionResult] = []
         for pd in topic.partition_data:
             code: int
             start = -1
             if not valid_acks:
                 code, base = ErrorCode.INVALID_REQUIRED_ACKS, -1
-            elif denied and topic.name in denied:
-                code, base = denied[topic.name], -1
-            elif misdirected(ctx, topic.name, pd.index):
+            elif name is None:
+                code, base = ErrorCode.UNKNOWN_TOPIC_ID, -1
+            elif denied and name in denied:
+                code, base = denied[name], -1
+            elif misdirected(ctx, name, pd.index):
                 code, base = ErrorCode.NOT_LEADER_OR_FOLLOWER, -1
-            elif (plog := logs.get(topic.name, pd.index)) is None:
+            elif (plog := logs.get(name, pd.index)) is None:
                 code, base = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
-            elif pd.records and (refused := txn_refusal(ctx, topic.name, pd.index, pd.records)):
+            elif pd.records and (refused := await txn_refusal(ctx, name, pd.index, pd.records)):
                 code, base = refused, -1
             elif replication is not None and acks_all.too_few_in_sync(replication, plog):
                 code, base = ErrorCode.NOT_ENOUGH_REPLICAS, -1
             else:
-                taken = receipt_lines(request.client_id or "", topic.name, pd.records) if rack else None
+                taken = receipt_lines(request.client_id or "", name, pd.records) if rack else None
                 code, base, append_time, last = await _append_to(ctx, plog, pd.records, messages)
                 if code == _NONE:
                     start = plog.log_start_offset
                     if append_time >= 0:
-                        append_times[(topic.name, pd.index)] = append_time
+                        append_times[(key, pd.index)] = append_time
                     if taken:
-                        await receipts(ctx).publish(request.client_id or "", topic.name, taken)
+                        await receipts(ctx).publish(request.client_id or "", name, taken)
                     if replication is not None and last >= 0:
                         waiting.append((partitions, len(partitions), plog, last))
             partitions.append((pd.index, code, base, start))
-        responses.append((topic.name, partitions))
+        responses.append((key, partitions))
     if waiting and replication is not None:
         await _await_replicas(replication, waiting, body.timeout_ms)
     if acks == 0 or rack:
         failed = [
-            (name, index, ErrorCode(code).name)
-            for name, partitions in responses
+            (key, index, ErrorCode(code).name)
+            for key, partitions in responses
             for index, code, _base, _start in partitions
             if code
         ]

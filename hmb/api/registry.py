@@ -32,6 +32,8 @@ HandleFn = Callable[["RequestContext"], Awaitable["Reply"]]
 
 @dataclass(frozen=True)
 class Handler:
+    """One API key's handler and the versions it serves (what ApiVersions lists for the key)."""
+
     api_key: int
     min_version: int
     max_version: int

@@ -79,6 +79,8 @@ def begin(services: Services, session: Session, mechanism: str, version: int) ->
 
 @dataclass
 class Outcome:
+    """What one SASL step answers: an error (or none), the server's token and the session lifetime."""
+
     error_code: int
     error_message: str | None
     token: bytes

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit v0-v4: a transaction commits a consumer group's offsets.
+"""TxnOffsetCommit v0-v5: a transaction commits a consumer group's offsets.
 
 The offsets are written to ``__consumer_offsets`` as a transactional batch
 of the producer and held back: the group's committed offsets (OffsetFetch)
@@ -14,8 +14,12 @@ the consumer's generation and member: they are checked as an OffsetCommit's
 (a group nobody has joined accepts generation -1; a member of another
 generation is ILLEGAL_GENERATION, an unknown one UNKNOWN_MEMBER_ID).  v2
 adds the committed leader epoch, v3 is flexible, v4 only allows
-TRANSACTION_ABORTABLE, never sent here.  v5 (transaction version 2, where
-the broker adds the offsets partition itself) is not served.
+TRANSACTION_ABORTABLE, never sent here.  v5 is transaction version 2
+(KIP-890 part 2): the client sends no AddOffsetsToTxn, the broker adds the
+group's offsets to the transaction itself (through the coordinator's
+checks: a fenced producer is INVALID_PRODUCER_EPOCH, markers of the
+previous transaction still being written CONCURRENT_TRANSACTIONS, which
+the client retries).
 """
 
 from __future__ import annotations
@@ -36,7 +40,11 @@ from kproto import ApiKey, ErrorCode
 log = logging.getLogger(__name__)
 
 
-def _request_error(ctx: RequestContext) -> int:
+IMPLICIT_ADD_SINCE = 5
+"""The first TxnOffsetCommit version that adds the group's offsets to the transaction itself."""
+
+
+async def _request_error(ctx: RequestContext) -> int:
     """The code for every partition when the request as a whole is refused."""
     body = ctx.request.body
     services = ctx.services
@@ -46,9 +54,18 @@ def _request_error(ctx: RequestContext) -> int:
         return ErrorCode.GROUP_AUTHORIZATION_FAILED
     if not_coordinator(ctx, body.group_id):
         return ErrorCode.NOT_COORDINATOR
-    code = services.transactions.check_offset_commit(
-        body.transactional_id, body.producer_id, body.producer_epoch, body.group_id
-    )
+    txn = (body.transactional_id, body.producer_id, body.producer_epoch, body.group_id)
+    code = services.transactions.check_offset_commit(*txn)
+    if code == ErrorCode.INVALID_TXN_STATE and ctx.request.version >= IMPLICIT_ADD_SINCE:
+        try:
+            added = await services.transactions.add_offsets(*txn)
+        except OSError as exc:
+            log.error("adding the offsets of %s to %s failed: %s", body.group_id, body.transactional_id, exc)
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if added == ErrorCode.NONE:
+            code = services.transactions.check_offset_commit(*txn)
+        else:
+            code = ErrorCode.INVALID_PRODUCER_EPOCH if added == ErrorCode.PRODUCER_FENCED else added
     if code != ErrorCode.NONE:
         return code
     if ctx.request.version >= 3:
@@ -58,11 +75,11 @@ def _request_error(ctx: RequestContext) -> int:
     return ErrorCode.NONE
 
 
-@handles(ApiKey.TXN_OFFSET_COMMIT, versions=(0, 4))
+@handles(ApiKey.TXN_OFFSET_COMMIT, versions=(0, 5))
 async def handle(ctx: RequestContext) -> Reply:
     body = ctx.request.body
     services = ctx.services
-    request_error = _request_error(ctx)
+    request_error = await _request_error(ctx)
     readable = topics_allowed(ctx, Operation.READ, (t.name for t in body.topics))
     codes: dict[tuple[str, int], int] = {}
     accepted: list[CommitEntry] = []

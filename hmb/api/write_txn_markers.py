@@ -10,7 +10,9 @@ INVALID_PRODUCER_ID_MAPPING or INVALID_PRODUCER_EPOCH, nothing written.  A
 marker on ``__consumer_offsets`` also makes the producer's transactional
 offsets visible (COMMIT) or drops them.
 ClusterAction is required (CLUSTER_AUTHORIZATION_FAILED on every
-partition), as in Kafka.  v0 no longer exists in Kafka; v2 adds the
+partition), as in Kafka.  In a cluster only a partition's leader writes
+its marker, and answers once the in-sync replicas have it
+(:mod:`hmb.api.marker_replication`).  v0 no longer exists in Kafka; v2 adds the
 transaction version, which changes nothing here.
 """
 
@@ -22,6 +24,7 @@ from typing import Any
 from hmb.api.authz import cluster_allowed
 from hmb.api.context import Reply, RequestContext
 from hmb.api.errors import LOG_ERRORS, error_code, log_refusal
+from hmb.api.marker_replication import refusal, replicated
 from hmb.api.registry import handles
 from hmb.groups.offsets import TOPIC as OFFSETS_TOPIC
 from hmb.security.acl import Operation
@@ -39,8 +42,11 @@ async def _write(ctx: RequestContext, marker: Any, topic: str, index: int) -> in
     if marker.producer_epoch < 0:
         return ErrorCode.INVALID_PRODUCER_EPOCH
     commit = marker.transaction_result
+    refused = refusal(ctx, plog)  # in a cluster: only the leader writes, acks=all
+    if refused:
+        return refused
     try:
-        await plog.append_marker(
+        offset = await plog.append_marker(
             marker.producer_id,
             marker.producer_epoch,
             commit=commit,
@@ -49,6 +55,9 @@ async def _write(ctx: RequestContext, marker: Any, topic: str, index: int) -> in
     except LOG_ERRORS as exc:
         log_refusal(log, exc, f"marker on {topic}-{index}", ctx.peer)
         return error_code(exc, ApiKey.WRITE_TXN_MARKERS, ctx.request.version)
+    code = await replicated(ctx, plog, offset)
+    if code:
+        return code
     if topic == OFFSETS_TOPIC:
         ctx.offsets.complete_transaction(marker.producer_id, commit=commit)
     return ErrorCode.NONE

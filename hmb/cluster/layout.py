@@ -17,6 +17,8 @@ path                                              kind       written by
                                                              the controller removes it when done
 /admin/preferred_replica_election                 persistent a tool asking for preferred leaders;
                                                              the controller removes it when done
+/latest_producer_id_block                         persistent a broker reserving producer ids
+                                                             (conditional set: hmb.cluster.producer_ids)
 ================================================  =========  ============================================
 
 This module is pure: paths and (de)serialisation, no I/O.  Every encoder
@@ -46,6 +48,7 @@ PERSISTENT_PATHS = (BROKER_IDS, BROKER_TOPICS, CONFIG_TOPICS, DELETE_TOPICS, "/c
 
 NO_LEADER = -1  # a partition's leader while none of its replicas is alive
 OFFSETS_TOPIC = "__consumer_offsets"  # the committed offsets' topic, made by the first controller
+TXN_STATE_TOPIC = "__transaction_state"  # the transaction coordinators' topic, made on first use
 
 
 def broker_path(broker_id: int) -> str:

@@ -88,6 +88,9 @@ class ClusterNode:
         #: told (partition count, partitions led here) of __consumer_offsets after each view change:
         #: the group coordinator serves the groups of the partitions this broker leads
         self.offsets_led: Callable[[int, set[int]], None] | None = None
+        #: told (partition count, {partition led here: leader epoch}) of __transaction_state after
+        #: each view change: the transaction coordinator serves the ids of the partitions led here
+        self.txn_led: Callable[[int, dict[int, int]], None] | None = None
         #: sends ControlledShutdown to the controller (hmb.interbroker); None: cannot ask
         self.ask_controller: AskController | None = None
         #: what ControlledShutdown and ElectLeaders ask of this broker while it is controller
@@ -328,6 +331,10 @@ class ClusterNode:
         offsets = view.topics.get(OFFSETS_TOPIC)
         if self.offsets_led is not None and offsets is not None:
             self.offsets_led(len(offsets.partitions), {p for t, p in led if t == OFFSETS_TOPIC})
+        txn_state = view.topics.get(layout.TXN_STATE_TOPIC)
+        if self.txn_led is not None and txn_state is not None:
+            epochs = {p: view.states[(t, p)].leader_epoch for t, p in led if t == layout.TXN_STATE_TOPIC}
+            self.txn_led(len(txn_state.partitions), epochs)
 
     # ------------------------------------------------------------ for the request handlers
 
@@ -362,6 +369,15 @@ class ClusterNode:
             for t, p in self.view.led_by(broker_id)
             if len(self.view.topics[t].partitions.get(p, ())) > 1
         ]
+
+    async def reserve_producer_ids(self, floor: int, size: int) -> tuple[int, int]:
+        """A block of ``size`` producer ids no other broker has, none below ``floor``."""
+        from hmb.cluster.producer_ids import reserve
+
+        try:
+            return await self.session.run(reserve, self.zk, self.broker_id, floor, size)
+        except ZK_ERRORS as exc:  # no block without ZooKeeper: the request is answered retriable
+            raise OSError(f"cannot reserve producer ids in ZooKeeper: {exc}") from None
 
     def leads(self, topic: str, partition: int) -> bool:
         return self.view.leader(topic, partition) == self.broker_id

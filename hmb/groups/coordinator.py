@@ -65,6 +65,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class JoinResult:
+    """The answer to one JoinGroup: the generation joined, and for the leader every member."""
+
     error: int
     generation_id: int = -1
     protocol_name: str = ""
@@ -86,6 +88,8 @@ class _JoinWaiter:
 
 @dataclass
 class Member:
+    """One member of a consumer group: who it is, its timeouts, protocols and assignment."""
+
     member_id: str
     client_id: str
     client_host: str
@@ -124,6 +128,8 @@ class Member:
 
 @dataclass
 class Group:
+    """One consumer group: its state in the rebalance protocol, generation, leader and members."""
+
     group_id: str
     state: GroupState = GroupState.EMPTY
     generation_id: int = 0

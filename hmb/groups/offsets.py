@@ -96,6 +96,8 @@ def _commit_record(group: str, e: CommitEntry, ts: int) -> tuple[bytes, bytes]:
 
 @dataclass(frozen=True)
 class CommittedOffset:
+    """A group's committed position in one partition, as OffsetFetch returns it."""
+
     offset: int
     metadata: str
     commit_timestamp: int

@@ -25,6 +25,8 @@ _I64 = struct.Struct(">q")
 
 @dataclass(frozen=True)
 class ActiveProducer:
+    """One producer as DescribeProducers shows it: epoch, last sequence and open transaction."""
+
     producer_id: int
     epoch: int
     last_sequence: int

@@ -27,6 +27,8 @@ __all__ = ["NEVER", "LogConfig", "TopicConfig"]
 
 @dataclass(frozen=True)
 class TopicConfig:
+    """A topic's log settings (Kafka's topic-level names beside each), defaults from the broker's."""
+
     segment_bytes: int = default_of("log.segment.bytes")  # segment.bytes
     segment_ms: int = default_of("log.roll.ms")  # segment.ms
     index_interval_bytes: int = default_of("log.index.interval.bytes")  # index.interval.bytes

@@ -25,7 +25,7 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import trio
@@ -136,6 +136,10 @@ class ProducerIdManager:
         self._next = max(persisted + 1, floor)
         self._block_end = self._next - 1  # nothing reserved by this run yet
         self._lock = trio.Lock()
+        #: in a cluster, where blocks come from instead of the log dirs: given the lowest id this
+        #: broker may hand out and the block size, it returns the block (start, end) reserved for
+        #: this broker alone (hmb.cluster.producer_ids, on ZooKeeper); None: alone, the log dirs
+        self.reserve_block: Callable[[int, int], Awaitable[tuple[int, int]]] | None = None
 
     def _persist(self, start: int, end: int) -> None:
         text = json.dumps({"version": 1, "block_start": start, "block_end": end}) + "\n"
@@ -152,8 +156,12 @@ class ProducerIdManager:
                     self._next = floor
                     self._block_end = floor - 1
             if self._next > self._block_end:
-                start, end = self._next, self._next + PRODUCER_ID_BLOCK_SIZE - 1
-                await trio.to_thread.run_sync(self._persist, start, end)
+                if self.reserve_block is not None:
+                    start, end = await self.reserve_block(self._next, PRODUCER_ID_BLOCK_SIZE)
+                    self._next = start
+                else:
+                    start, end = self._next, self._next + PRODUCER_ID_BLOCK_SIZE - 1
+                    await trio.to_thread.run_sync(self._persist, start, end)
                 self._block_end = end
                 log.info("reserved producer ids %d-%d", start, end)
             pid = self._next

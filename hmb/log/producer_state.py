@@ -38,6 +38,8 @@ _INT32_MAX = 2**31 - 1
 
 @dataclass(frozen=True)
 class BatchMeta:
+    """The sequence and offset range of one batch a producer wrote: a retried batch is found by it."""
+
     first_seq: int
     last_seq: int
     first_offset: int
@@ -46,6 +48,8 @@ class BatchMeta:
 
 @dataclass
 class ProducerEntry:
+    """What a partition keeps per idempotent producer: its epoch and its last batches."""
+
     epoch: int
     batches: deque[BatchMeta] = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
     coordinator_epoch: int = -1  # of the last transaction marker written for it (-1: none)

@@ -1,4 +1,4 @@
-"""The bounded queue of frames between a connection's reader and its handler.
+"""The bounded queue of frames between a connection's watcher (its reader) and its task.
 
 Rules of this module:
 
@@ -14,10 +14,11 @@ Rules of this module:
   :meth:`FrameQueue.abandon`: the reader's next put raises
   ``trio.BrokenResourceError``.
 
-Why not a trio memory channel: this is the same contract for exactly one
-task on each side, and an idle connection holds one of these.  A channel
-(its state, a deque block and two task tables) was a tenth of the memory of
-an idle connection; this is a list and two slots.
+Only a connection whose handler waited on the client has one
+(:mod:`hmb.net.connection`).  Why not a trio memory channel: this is the
+same contract for exactly one task on each side, and a channel (its state,
+a deque block and two task tables) was a tenth of the memory of an idle
+connection; this is a list and two slots.
 """
 
 from __future__ import annotations

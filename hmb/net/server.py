@@ -120,7 +120,7 @@ async def serve(
     mapper = PrincipalMapper(config.ssl_principal_mapping_rules)
     timeout = tls_settings.HANDSHAKE_TIMEOUT if handshake_timeout is None else handshake_timeout
 
-    def handler(endpoint: Endpoint):  # type: ignore[no-untyped-def]
+    def handler(endpoint: Endpoint, nursery: trio.Nursery):  # type: ignore[no-untyped-def]
         name, protocol = endpoint.listener.name, endpoint.protocol
 
         async def handle(stream: trio.SocketStream) -> None:
@@ -145,6 +145,7 @@ async def serve(
             connection = Connection(
                 transport,
                 dispatcher,
+                nursery=nursery,  # a connection's second task, if it needs one, runs beside it
                 session=session,
                 queued_max_requests=config.queued_max_requests,
                 max_frame_size=config.socket_request_max_bytes,
@@ -160,7 +161,7 @@ async def serve(
             host, port = sockets[0].socket.getsockname()[:2]
             bound[endpoint.listener.name] = (host, port)
             for sock in sockets:
-                nursery.start_soon(_accept_loop, sock, handler(endpoint), nursery)
+                nursery.start_soon(_accept_loop, sock, handler(endpoint, nursery), nursery)
         task_status.started(bound)
 
 

@@ -45,6 +45,8 @@ IMPLIED_BY_ALLOW = {
 
 @dataclass(frozen=True)
 class AclBinding:
+    """One ACL as Kafka stores it: who may (or may not) do what to which resources, from which host."""
+
     resource_type: ResourceType
     resource_name: str
     pattern_type: PatternType

@@ -49,6 +49,8 @@ def parse_jaas(text: str, key: str = "sasl.jaas.config") -> tuple[str, dict[str,
 
 @dataclass(frozen=True)
 class _Hashed:
+    """A PLAIN password as kept in memory: salted and hashed, compared in constant time."""
+
     salt: bytes
     digest: bytes
 

@@ -21,6 +21,8 @@ from hmb.properties import ConfigError
 
 @dataclass(frozen=True)
 class KafkaPrincipal:
+    """Who a connection is, as Kafka writes it: ``User:alice`` (what ACLs name)."""
+
     type: str
     name: str
 
@@ -83,6 +85,8 @@ _RULE = re.compile(r"\s*(?:(DEFAULT)|RULE:((?:\\.|[^\\/])*)/((?:\\.|[^\\/])*)/([
 
 @dataclass(frozen=True)
 class _Rule:
+    """One ``ssl.principal.mapping.rules`` entry: ``RULE:pattern/replacement/[LU]`` or DEFAULT."""
+
     pattern: re.Pattern[str] | None  # None: DEFAULT
     replacement: str = ""
     case: str = ""

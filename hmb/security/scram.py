@@ -40,6 +40,8 @@ MAX_ITERATIONS = 16384
 
 @dataclass(frozen=True)
 class ScramCredential:
+    """A user's SCRAM secret as the server keeps it (RFC 5802): never the password itself."""
+
     salt: bytes
     stored_key: bytes
     server_key: bytes

@@ -27,13 +27,29 @@ Rules of this module:
   completed, one found open is aborted once its timeout has passed (the
   timer), an idle id left unused for ``transactional.id.expiration.ms`` is
   forgotten (a tombstone).
-* Coordinator epoch: 0, always (one broker: the coordinator never moves).
+* Transaction version 2 (KIP-890 part 2; EndTxn v5+, Produce v12+,
+  TxnOffsetCommit v5+): the broker adds a partition or a group's offsets
+  to the transaction itself when the first write for it arrives
+  (:meth:`add_partitions`, :meth:`add_offsets`), and every EndTxn bumps the
+  epoch (:meth:`end_transaction_v2`), so each transaction is one (producer
+  id, epoch) and a late batch or marker of the previous one is fenced.  The
+  markers carry the bumped epoch; a retried EndTxn (the epoch before the
+  bump) gets the same answer again.  When the epoch would reach its maximum
+  the producer moves to a new producer id once the markers are written.
+* Coordinator epoch: 0 alone (the coordinator never moves).
+* In a cluster (:mod:`hmb.txn.leadership`) this broker coordinates the ids
+  of the ``__transaction_state`` partitions it leads: a partition's ids are
+  read back when it becomes their leader (:meth:`take_over`; what was in
+  Prepare* is completed by the timer) and forgotten when leadership leaves
+  (:meth:`give_up`); any other id is NOT_COORDINATOR.  Markers then go to
+  each partition's leader as WriteTxnMarkers (:attr:`send_markers`), under
+  the coordinator epoch of the state partition's leader epoch.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,7 +57,7 @@ import trio
 
 from hmb.clock import Clock
 from hmb.log.errors import InvalidProducerEpochError, PartitionDeletedError
-from hmb.txn.metadata import TransactionMetadata
+from hmb.txn.metadata import NO_TIMEOUT_MS, TransactionMetadata
 from hmb.txn.state_log import TransactionStateLog
 from hmb.txn.states import TxnEvent, TxnState
 from kproto import ErrorCode
@@ -59,8 +75,23 @@ RETRY_S = 1.0
 OFFSETS_TOPIC = "__consumer_offsets"
 
 
+#: (producer id, epoch, commit, coordinator epoch, partitions) -> the partitions not marked
+SendMarkers = Callable[[int, int, bool, int, list[tuple[str, int]]], Awaitable[list[tuple[str, int]]]]
+
+
 @dataclass(frozen=True)
 class InitResult:
+    """The answer to one InitProducerId for a transactional id: an error, or the id and epoch."""
+
+    error: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class EndResult:
+    """EndTxn v5's answer: the code, and the producer id and epoch of the next transaction."""
+
     error: int
     producer_id: int = -1
     producer_epoch: int = -1
@@ -90,6 +121,15 @@ class TransactionCoordinator:
         self._locks: dict[str, trio.Lock] = {}
         self._timer_changed = trio.Event()
         clock.on_advance(self._deadlines_changed)
+        #: the state partitions whose ids this broker coordinates; None alone: every id
+        self.coordinated: set[int] | None = None
+        #: in a cluster: send a transaction's markers to its partitions' leaders; returns the
+        #: partitions whose leaders did not write them (tried again by the timer)
+        self.send_markers: SendMarkers | None = None
+        #: the coordinator epoch per state partition (its leader epoch), in a cluster
+        self.coordinator_epochs: dict[int, int] = {}
+        #: partitions that already have the marker of a completing transaction (its retries skip them)
+        self._marked: dict[str, set[tuple[str, int]]] = {}
 
     # ---------------------------------------------------------------- start
 
@@ -98,6 +138,38 @@ class TransactionCoordinator:
         self.transactions = self.state_log.load()
         self._by_producer = {m.producer_id: m for m in self.transactions.values()}
         return len(self.transactions)
+
+    def coordinates(self, tid: str) -> bool:
+        """Whether this broker coordinates ``tid`` (alone: always)."""
+        return self.coordinated is None or self.state_log.partition_of(tid) in self.coordinated
+
+    def take_over(self, partition: int) -> int:
+        """Coordinate the ids of state ``partition`` (read back from its log); how many there are.
+
+        A transaction found in Prepare* is completed by the timer, one found
+        open is aborted once its timeout passes, as after a start."""
+        loaded = self.state_log.load(partition)
+        for tid, meta in loaded.items():
+            old = self.transactions.get(tid)
+            if old is not None:
+                self._by_producer.pop(old.producer_id, None)
+            self.transactions[tid] = meta
+            self._by_producer[meta.producer_id] = meta
+        if self.coordinated is not None:
+            self.coordinated.add(partition)
+        self._deadlines_changed()
+        return len(loaded)
+
+    def give_up(self, partition: int) -> None:
+        """Forget the ids of state ``partition``: another broker coordinates them now."""
+        if self.coordinated is not None:
+            self.coordinated.discard(partition)
+        for tid, meta in list(self.transactions.items()):
+            if self.state_log.partition_of(tid) == partition:
+                del self.transactions[tid]
+                if self._by_producer.get(meta.producer_id) is meta:
+                    del self._by_producer[meta.producer_id]
+                self._marked.pop(tid, None)
 
     def _now_ms(self) -> int:
         return self.clock.wall_ms()
@@ -117,6 +189,8 @@ class TransactionCoordinator:
 
     def _check(self, tid: str, producer_id: int, epoch: int) -> tuple[int, TransactionMetadata | None]:
         """(error, metadata) for a request of ``producer_id``/``epoch`` on ``tid``."""
+        if not self.coordinates(tid):
+            return ErrorCode.NOT_COORDINATOR, None
         meta = self.transactions.get(tid)
         if meta is None or meta.producer_id != producer_id:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
@@ -132,15 +206,28 @@ class TransactionCoordinator:
     # ---------------------------------------------------------------- InitProducerId
 
     async def init_producer_id(
-        self, tid: str, timeout_ms: int, producer_id: int = -1, producer_epoch: int = -1
+        self,
+        tid: str,
+        timeout_ms: int,
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        *,
+        two_phase: bool = False,
     ) -> InitResult:
         """A producer id and a bumped epoch for ``tid``, its open transaction aborted first.
 
         ``producer_id``/``producer_epoch`` (v3+, -1 when not given) are what a
         restarting client still holds: they must be the id's current ones.
+        ``two_phase`` (KIP-939: an external transaction manager decides the
+        outcome) lifts the timeout: such a transaction is never aborted by
+        the coordinator's clock.
         """
-        if not self.valid_timeout(timeout_ms):
+        if two_phase:
+            timeout_ms = NO_TIMEOUT_MS
+        elif not self.valid_timeout(timeout_ms):
             return InitResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        if not self.coordinates(tid):
+            return InitResult(ErrorCode.NOT_COORDINATOR)
         async with self._lock(tid):
             meta = self.transactions.get(tid)
             if meta is None:
@@ -228,6 +315,11 @@ class TransactionCoordinator:
 
     def check_offset_commit(self, tid: str, producer_id: int, epoch: int, group: str) -> int:
         """May ``tid``'s transaction commit offsets of ``group`` now (AddOffsetsToTxn first)?"""
+        if not self.coordinates(tid):
+            # in a cluster the group's coordinator is asked, and another broker may coordinate
+            # the transaction: as in Kafka, the group's coordinator takes the offsets unchecked
+            # (the transaction's marker makes them visible or drops them)
+            return ErrorCode.NONE
         code, meta = self._check(tid, producer_id, epoch)
         if meta is None:
             return ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED else code
@@ -238,6 +330,10 @@ class TransactionCoordinator:
     def check_produce(self, producer_id: int, epoch: int, topic: str, partition: int) -> int:
         """May a transactional batch of ``producer_id`` go to this partition (KIP-890's check)?"""
         meta = self._by_producer.get(producer_id)
+        if meta is None and self.coordinated is not None:
+            # in a cluster another broker may coordinate the producer's id: the leader cannot
+            # check (Kafka would ask that coordinator; not built), so the batch is taken
+            return ErrorCode.NONE
         if meta is None:  # an idempotent producer's batch marked transactional: no transaction to join
             return ErrorCode.INVALID_TXN_STATE
         if epoch < meta.producer_epoch:
@@ -265,10 +361,64 @@ class TransactionCoordinator:
                 return ErrorCode.INVALID_TXN_STATE if commit else ErrorCode.NONE
             if meta.state is not TxnState.ONGOING:
                 return ErrorCode.INVALID_TXN_STATE
+            before = meta.state
+            meta.fire(TxnEvent.END_COMMIT if commit else TxnEvent.END_ABORT)
+            try:
+                await self._persist(meta)
+            except OSError:  # not logged, so not acted on (Kafka reverts the pending state too)
+                meta.state = before
+                raise
+            await self._complete(meta)
+            return ErrorCode.NONE
+
+    async def end_transaction_v2(self, tid: str, producer_id: int, epoch: int, commit: bool) -> EndResult:
+        """EndTxn v5+: end ``tid``'s transaction and bump the epoch (transaction version 2).
+
+        An abort with no transaction open ends one all the same (the client
+        began a transaction whose first write never arrived); a commit then
+        is INVALID_TXN_STATE.  The request of the epoch just bumped is a
+        retry: the outcome it asked for is answered NONE again (with the
+        producer id and epoch it led to), the other one INVALID_TXN_STATE.
+        """
+        if not self.coordinates(tid):
+            return EndResult(ErrorCode.NOT_COORDINATOR)
+        async with self._lock(tid):
+            meta = self.transactions.get(tid)
+            if meta is None:
+                return EndResult(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+            if self._ended_by(meta, producer_id, epoch):
+                if meta.state.completing:
+                    return EndResult(ErrorCode.CONCURRENT_TRANSACTIONS)
+                done = {TxnState.COMPLETE_COMMIT: True, TxnState.COMPLETE_ABORT: False}.get(meta.state)
+                if done is commit:
+                    return EndResult(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
+                return EndResult(ErrorCode.INVALID_TXN_STATE)
+            code, checked = self._check(tid, producer_id, epoch)
+            if checked is None:
+                return EndResult(code)
+            if meta.state is not TxnState.ONGOING and (commit or not meta.state.idle):
+                return EndResult(ErrorCode.INVALID_TXN_STATE)
+            if meta.state.idle:  # an abort of a transaction that wrote nothing here
+                meta.partitions.clear()
+                meta.groups.clear()
+            if meta.producer_epoch >= MAX_EPOCH - 1:  # the markers take the last epoch, then a new id
+                meta.next_producer_id = await self.logs.producer_ids.allocate()
+            meta.producer_epoch += 1
             meta.fire(TxnEvent.END_COMMIT if commit else TxnEvent.END_ABORT)
             await self._persist(meta)
             await self._complete(meta)
-            return ErrorCode.NONE
+            return EndResult(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
+
+    @staticmethod
+    def _ended_by(meta: TransactionMetadata, producer_id: int, epoch: int) -> bool:
+        """Is (``producer_id``, ``epoch``) the pair whose EndTxn v5 ended ``meta``'s last
+        transaction (the epoch before the bump, or the id before a move to a new one)?"""
+        if not (meta.state.completing or meta.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)):
+            return False
+        if producer_id == meta.producer_id:
+            return epoch + 1 == meta.producer_epoch and epoch >= 0
+        moved = meta.next_producer_id < 0 and meta.producer_epoch == 0
+        return moved and producer_id == meta.previous_producer_id and epoch == MAX_EPOCH - 1
 
     async def _fence_and_abort(self, meta: TransactionMetadata) -> None:
         """Bump the epoch of ``meta``'s open transaction and abort it under the new epoch."""
@@ -290,6 +440,9 @@ class TransactionCoordinator:
         A failure leaves the state Prepare*, for the timer to retry.
         """
         commit = meta.state is TxnState.PREPARE_COMMIT
+        if self.send_markers is not None:
+            await self._complete_in_cluster(meta, commit)
+            return
         try:
             for topic, partition in sorted(meta.partitions):
                 plog = self.logs.get(topic, partition)
@@ -315,9 +468,37 @@ class TransactionCoordinator:
                 if topic == OFFSETS_TOPIC:
                     self.offsets.complete_transaction(meta.producer_id, commit=commit)
             meta.fire(TxnEvent.MARKERS_WRITTEN)
+            if meta.next_producer_id >= 0:  # transaction version 2, epochs exhausted: a new id
+                self._by_producer.pop(meta.producer_id, None)
+                meta.previous_producer_id, meta.producer_id = meta.producer_id, meta.next_producer_id
+                meta.producer_epoch, meta.next_producer_id = 0, -1
+                self._by_producer[meta.producer_id] = meta
             await self._persist(meta)
         except OSError as exc:
             log.error("transactional id %s: markers not written (%s); retrying", meta.transactional_id, exc)
+
+    async def _complete_in_cluster(self, meta: TransactionMetadata, commit: bool) -> None:
+        """The markers through each partition's leader, then Complete*; what a leader did not
+        write is tried again by the timer (a leader change: the new leader is asked)."""
+        assert self.send_markers is not None
+        tid = meta.transactional_id
+        done = self._marked.setdefault(tid, set())
+        epoch = self.coordinator_epochs.get(self.state_log.partition_of(tid), COORDINATOR_EPOCH)
+        due = sorted(meta.partitions - done)
+        left = await self.send_markers(meta.producer_id, meta.producer_epoch, commit, epoch, due)
+        done.update(set(due) - set(left))
+        if left:
+            log.warning("transactional id %s: markers not written yet on %s; retrying", tid, left)
+            return
+        before = meta.state
+        try:
+            meta.fire(TxnEvent.MARKERS_WRITTEN)
+            await self._persist(meta)
+        except OSError as exc:  # still Prepare*: the timer logs the completion again
+            meta.state = before
+            log.error("transactional id %s: completion not logged (%s); retrying", tid, exc)
+            return
+        self._marked.pop(tid, None)
 
     # ---------------------------------------------------------------- timers
 
@@ -327,7 +508,7 @@ class TransactionCoordinator:
     def _next_deadline_ms(self) -> int | None:
         deadlines = []
         for meta in self.transactions.values():
-            if meta.state is TxnState.ONGOING and meta.start_ms >= 0:
+            if meta.state is TxnState.ONGOING and meta.start_ms >= 0 and meta.timeout_ms != NO_TIMEOUT_MS:
                 deadlines.append(meta.start_ms + meta.timeout_ms)
             elif meta.state.idle:
                 deadlines.append(meta.last_update_ms + self.id_expiration_ms)

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from hmb.txn.states import TxnEvent, TxnState, transition
 
 NO_TIMESTAMP = -1
+#: a two-phase-commit transaction's timeout (KIP-939), as Kafka records it: it never times out
+NO_TIMEOUT_MS = 2**31 - 1
 
 
 @dataclass
@@ -28,6 +30,11 @@ class TransactionMetadata:
     start_ms: int = NO_TIMESTAMP  # when the open transaction's first partition was added
     last_update_ms: int = NO_TIMESTAMP
     groups: set[str] = field(default_factory=set)
+    #: transaction version 2, epochs exhausted: the id the producer moves to once the ending
+    #: transaction's markers are written (memory only; -1: none)
+    next_producer_id: int = -1
+    #: the producer id before the last such move, so that a retried EndTxn is recognised
+    previous_producer_id: int = -1
 
     def fire(self, event: TxnEvent) -> TxnState:
         """Move along the table (:mod:`hmb.txn.states`); returns the new state."""
@@ -39,6 +46,7 @@ class TransactionMetadata:
         return (
             self.state is TxnState.ONGOING
             and self.start_ms >= 0
+            and self.timeout_ms != NO_TIMEOUT_MS
             and now_ms >= self.start_ms + self.timeout_ms
         )
 

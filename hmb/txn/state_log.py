@@ -17,17 +17,26 @@ Kafka writes value version 1 (flexible, tagged fields) only for clients of
 its second transaction protocol, which hmb does not serve; a record of
 another version is skipped with a warning, never fatal to the start.
 
-On start the whole topic is read back, last record per key winning.  A
-state change is acted on only once its record is in the log, so an
-acknowledged EndTxn survives a crash.
+A transactional id's records live in partition ``abs(hashCode(id)) %
+partitions`` (Java's ``String.hashCode``, as Kafka places them).  Alone the
+broker has every partition on disk (one, made by the first transaction) and
+reads them all back on start.  In a cluster the topic has
+``transaction.state.log.num.partitions`` replicated partitions, a partition
+is read back when this broker becomes its leader (:meth:`load` of one
+partition), and each write waits, as an ``acks=all`` produce does, until
+the in-sync replicas have it (:attr:`TransactionStateLog.replicated`): a
+state the coordinator acts on survives the loss of its broker.  A state
+change is acted on only once its record is in the log, so an acknowledged
+EndTxn survives a crash.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
+from hmb.groups.offset_partitions import coordinator_partition
 from hmb.log.manager import LogManager
 from hmb.log.partition import PartitionLog
 from hmb.txn.metadata import TransactionMetadata
@@ -115,60 +124,95 @@ def decode_value(transactional_id: str, data: bytes) -> TransactionMetadata:
     )
 
 
+class NotLeaderError(OSError):
+    """This broker does not lead the transactional id's partition (any more): NOT_COORDINATOR."""
+
+
 class TransactionStateLog:
-    """Reads and appends the ``__transaction_state`` partition.
+    """Reads and appends the ``__transaction_state`` partitions.
 
     The topic is created by the first state change, as Kafka creates it when
     the first transactional producer looks for its coordinator: a broker
-    that never sees a transaction has no such topic.
+    that never sees a transaction has no such topic.  In a cluster the
+    topic is made through ZooKeeper by FindCoordinator, never here.
     """
 
     def __init__(self, logs: LogManager, wall_ms: Callable[[], int]) -> None:
         self.logs = logs
         self.wall_ms = wall_ms
+        #: how many partitions the topic has: alone, those on disk (one once made)
+        self.partitions = max(1, len(logs.topics.get(TOPIC) or ()))
+        #: in a cluster: waits until the in-sync replicas hold the record at ``offset`` of a
+        #: partition (OSError when they cannot: too few in sync, no longer leader); None alone
+        self.replicated: Callable[[PartitionLog, int], Awaitable[None]] | None = None
 
-    @property
-    def plog(self) -> PartitionLog:
-        return self.logs.get(TOPIC, 0) or self.logs.create_topic(TOPIC, 1, TOPIC_CONFIG)[0]
+    def partition_of(self, transactional_id: str) -> int:
+        return coordinator_partition(transactional_id, self.partitions)
 
-    def load(self) -> dict[str, TransactionMetadata]:
-        """Every transactional id's last state (tombstoned ids left out)."""
+    def plog_of(self, transactional_id: str) -> PartitionLog:
+        partition = self.partition_of(transactional_id)
+        plog = self.logs.get(TOPIC, partition)
+        if plog is not None:
+            return plog
+        if self.replicated is not None:  # in a cluster the topic comes from ZooKeeper
+            raise NotLeaderError(f"{TOPIC}-{partition} is not open on this broker")
+        return self.logs.create_topic(TOPIC, 1, TOPIC_CONFIG)[0]
+
+    def load(self, partition: int | None = None) -> dict[str, TransactionMetadata]:
+        """Every transactional id's last state (tombstoned ids left out), of one ``partition``
+        or (``None``) of every partition on disk."""
         out: dict[str, TransactionMetadata] = {}
-        plog = self.logs.get(TOPIC, 0)
-        if plog is None:
-            return out
-        offset = plog.log_start_offset
-        while offset < plog.high_watermark:
-            with plog.read(offset, 1 << 20, min_one=True) as region:
-                if region is None:
-                    break
-                data = region.read()
-            records = read_records(data)  # RecordBatch v2 (what is written) and older message sets
-            if not records:
-                raise RuntimeError(f"cannot read {TOPIC} at offset {offset}")
-            for rec in records:
-                if rec.offset < offset:
-                    continue
-                offset = rec.offset + 1
-                if rec.key is None:
-                    continue
-                try:
-                    tid = decode_key(rec.key)
-                    if rec.value is None:
-                        out.pop(tid, None)
-                    else:
-                        out[tid] = decode_value(tid, rec.value)
-                except (ValueError, struct.error) as exc:
-                    log.warning("skipping unreadable %s record at %d: %s", TOPIC, rec.offset, exc)
+        if partition is None:
+            plogs = list(self.logs.topics.get(TOPIC) or ())
+        else:
+            one = self.logs.get(TOPIC, partition)
+            plogs = [] if one is None else [one]
+        for plog in plogs:
+            out.update(_read(plog))
         return out
 
     async def write(self, meta: TransactionMetadata) -> None:
         """Append ``meta``'s state (durably, as any acknowledged record)."""
-        await self.plog.append(_batch(encode_key(meta.transactional_id), encode_value(meta), self.wall_ms()))
+        await self._append(meta.transactional_id, encode_value(meta))
 
     async def forget(self, transactional_id: str) -> None:
         """Append the tombstone of an expired id."""
-        await self.plog.append(_batch(encode_key(transactional_id), None, self.wall_ms()))
+        await self._append(transactional_id, None)
+
+    async def _append(self, transactional_id: str, value: bytes | None) -> None:
+        plog = self.plog_of(transactional_id)
+        info = await plog.append(_batch(encode_key(transactional_id), value, self.wall_ms()))
+        if self.replicated is not None:
+            await self.replicated(plog, info.last_offset)
+
+
+def _read(plog: PartitionLog) -> dict[str, TransactionMetadata]:
+    """One partition's transactional ids, last record per key winning."""
+    out: dict[str, TransactionMetadata] = {}
+    offset = plog.log_start_offset
+    while offset < plog.high_watermark:
+        with plog.read(offset, 1 << 20, min_one=True) as region:
+            if region is None:
+                break
+            data = region.read()
+        records = read_records(data)  # RecordBatch v2 (what is written) and older message sets
+        if not records:
+            raise RuntimeError(f"cannot read {TOPIC}-{plog.partition} at offset {offset}")
+        for rec in records:
+            if rec.offset < offset:
+                continue
+            offset = rec.offset + 1
+            if rec.key is None:
+                continue
+            try:
+                tid = decode_key(rec.key)
+                if rec.value is None:
+                    out.pop(tid, None)
+                else:
+                    out[tid] = decode_value(tid, rec.value)
+            except (ValueError, struct.error) as exc:
+                log.warning("skipping unreadable %s record at %d: %s", TOPIC, rec.offset, exc)
+    return out
 
 
 def _batch(key: bytes, value: bytes | None, timestamp: int) -> bytes:

@@ -25,6 +25,10 @@ Rules of this module:
 * A completed transaction (CompleteCommit, CompleteAbort) may start the
   next one directly: the producer does not go through Empty between
   transactions.
+* Transaction version 2 (EndTxn v5+) may abort from Empty, CompleteCommit or
+  CompleteAbort: a client that began a transaction the broker never heard
+  of (its first Produce never arrived) ends it, and the epoch is bumped all
+  the same.
 * Prepare* and PrepareEpochFence are the states in which markers are being
   written: requests for the id meanwhile are answered
   CONCURRENT_TRANSACTIONS (the client retries).
@@ -100,6 +104,9 @@ TRANSITIONS: dict[tuple[TxnState, TxnEvent], TxnState] = {
     **{(s, TxnEvent.INIT): TxnState.EMPTY for s in _IDLE},
     **{(s, TxnEvent.ADD): TxnState.ONGOING for s in (*_IDLE, TxnState.ONGOING)},
     **{(s, TxnEvent.EXPIRE): TxnState.DEAD for s in _IDLE},
+    # transaction version 2: an abort with nothing added still ends a transaction (the client
+    # may have begun one the broker never heard of) and bumps the epoch
+    **{(s, TxnEvent.END_ABORT): TxnState.PREPARE_ABORT for s in _IDLE},
     (TxnState.ONGOING, TxnEvent.END_COMMIT): TxnState.PREPARE_COMMIT,
     (TxnState.ONGOING, TxnEvent.END_ABORT): TxnState.PREPARE_ABORT,
     (TxnState.ONGOING, TxnEvent.FENCE): TxnState.PREPARE_EPOCH_FENCE,

@@ -32,7 +32,14 @@ from hmb_client.consumer.coordinator import CoordinatorLink
 from hmb_client.consumer.group import Generation
 from hmb_client.consumer.retry import retrying
 from hmb_client.errors import KafkaError
-from hmb_client.request_bodies import offset_commit_body, offset_fetch_answer, offset_fetch_body
+from hmb_client.request_bodies import (
+    OFFSETS_BY_TOPIC_ID,
+    offset_commit_body,
+    offset_fetch_answer,
+    offset_fetch_body,
+    offsets_version,
+    topic_name,
+)
 from hmb_client.structs import OffsetAndMetadata, TopicPartition
 from kproto import ApiKey
 
@@ -50,6 +57,7 @@ class GroupOffsets:
         assert config.group_id is not None
         self._config = config
         self._group_id = config.group_id
+        self._cluster = cluster
         self._link = CoordinatorLink(cluster, config.group_id)
         self._generation = generation
         self._last_committed: dict[TopicPartition, int] = {}  # what auto-commit need not repeat
@@ -57,17 +65,23 @@ class GroupOffsets:
 
     async def fetch(self, tps: list[TopicPartition]) -> dict[TopicPartition, int | None]:
         """OffsetFetch (v1+): the committed offsets (None: nothing committed)."""
-        version = await self._link.version(ApiKey.OFFSET_FETCH)
+        ids = self._topic_ids()
+        version = offsets_version(
+            await self._link.version(ApiKey.OFFSET_FETCH), ids, (tp.topic for tp in tps)
+        )
+        by_id = ids if version >= OFFSETS_BY_TOPIC_ID else None
         response = await self._link.request(
-            ApiKey.OFFSET_FETCH, version, offset_fetch_body(self._group_id, tps, version)
+            ApiKey.OFFSET_FETCH, version, offset_fetch_body(self._group_id, tps, version, by_id)
         )
         error, topics = offset_fetch_answer(response, version)
         self._link.check(error, "fetching offsets")
+        names = {topic_id: name for name, topic_id in ids.items()}
         out: dict[TopicPartition, int | None] = {}
         for t in topics:
+            name = topic_name(t, version, names)
             for pr in t.partitions:
-                self._link.check(pr.error_code, f"fetching the offset of {t.name}-{pr.partition_index}")
-                out[TopicPartition(t.name, pr.partition_index)] = (
+                self._link.check(pr.error_code, f"fetching the offset of {name}-{pr.partition_index}")
+                out[TopicPartition(name, pr.partition_index)] = (
                     pr.committed_offset if pr.committed_offset >= 0 else None
                 )
         return out
@@ -75,17 +89,29 @@ class GroupOffsets:
     async def commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
         """OffsetCommit at the best common version, naming our generation when subscribed."""
         generation = self._generation()
-        version = await self._link.version(ApiKey.OFFSET_COMMIT)
+        ids = self._topic_ids()
+        version = offsets_version(
+            await self._link.version(ApiKey.OFFSET_COMMIT), ids, (tp.topic for tp in offsets)
+        )
+        by_id = ids if version >= OFFSETS_BY_TOPIC_ID else None
         if generation is None:
-            body = offset_commit_body(self._group_id, offsets)
+            body = offset_commit_body(self._group_id, offsets, topic_ids=by_id)
         else:
-            body = offset_commit_body(self._group_id, offsets, generation.generation_id, generation.member_id)
+            body = offset_commit_body(
+                self._group_id, offsets, generation.generation_id, generation.member_id, by_id
+            )
         response = await self._link.request(ApiKey.OFFSET_COMMIT, version, body)
+        names = {topic_id: name for name, topic_id in ids.items()}
         for t in response.topics:
             for pr in t.partitions:
-                self._link.check(pr.error_code, f"committing for {t.name}-{pr.partition_index}")
+                name = topic_name(t, version, names)
+                self._link.check(pr.error_code, f"committing for {name}-{pr.partition_index}")
         for tp, om in offsets.items():
             self._last_committed[tp] = om.offset
+
+    def _topic_ids(self) -> dict[str, bytes]:
+        """The topic ids the last metadata gave (v10 of the offset APIs names topics by them)."""
+        return {name: info.topic_id for name, info in self._cluster.topics.items()}
 
     def forget(self, partitions: list[TopicPartition]) -> None:
         """Newly assigned partitions: their next position is committed even if unchanged."""

@@ -547,7 +547,9 @@ class Producer(TransactionCalls):
         """
         try:
             conn = await cluster.connection(leader)
-            version = conn.pick(ApiKey.PRODUCE)
+            version = (
+                conn.pick(ApiKey.PRODUCE) if self._txn is None else self._txn.version_of(conn, ApiKey.PRODUCE)
+            )
             topics = self._encode(batches, version)
             if not batches:
                 limit.release()

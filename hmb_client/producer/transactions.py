@@ -22,6 +22,13 @@ Rules:
   (:class:`ProducerFencedError`).  Any other error leaves the transaction
   to be aborted (``abort_transaction``).
 * A transaction that wrote nothing ends without an EndTxn, as in Kafka.
+* Transaction version 2 (KIP-890 part 2), when the coordinator finalizes
+  ``transaction.version`` 2 and serves EndTxn v5: no AddPartitionsToTxn or
+  AddOffsetsToTxn (the first Produce v12 or TxnOffsetCommit v5 adds them),
+  and every EndTxn answers the producer id and epoch the next transaction
+  uses (its sequences start again at 0).  Otherwise the versions stay at
+  the first protocol's (Produce v11, EndTxn and TxnOffsetCommit v4), as the
+  Java client does.
 """
 
 from __future__ import annotations
@@ -55,6 +62,9 @@ _RETRY = _FIND_AGAIN | {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.CONCUR
 _FENCED = {ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH}
 _BACKOFF_S = 0.02
 _RECONNECT_BACKOFF_S = 0.1
+TRANSACTION_VERSION_2 = 2
+#: the newest versions of the first transaction protocol (KIP-890 part 2 starts after them)
+V1_LAST: dict[int, int] = {ApiKey.PRODUCE: 11, ApiKey.END_TXN: 4, ApiKey.TXN_OFFSET_COMMIT: 4}
 
 
 class ProducerFencedError(KafkaError):
@@ -84,6 +94,8 @@ class TransactionManager:
         self.fenced = False
         self.added: set[tuple[str, int]] = set()  # partitions in this transaction
         self.offsets_added = False
+        #: transaction version 2 (known once the coordinator is found at init)
+        self.version_2 = False
         self._coordinator: BrokerConnection | None = None
 
     # ---------------------------------------------------------------- coordinator requests
@@ -114,7 +126,7 @@ class TransactionManager:
         while True:
             try:
                 conn = await cluster.coordinator(to_group) if to_group else await self._find(cluster)
-                resp = await conn.request(api_key, conn.pick(api_key), body)
+                resp = await conn.request(api_key, self.version_of(conn, api_key), body)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:  # the coordinator went away
                 self._coordinator = None
                 if time.monotonic() > deadline:
@@ -136,6 +148,12 @@ class TransactionManager:
                 self._coordinator = None
             await trio.sleep(_BACKOFF_S)
 
+    def version_of(self, conn: BrokerConnection, api_key: int) -> int:
+        """The version of ``api_key`` to send: the newest, or the first protocol's last."""
+        version = conn.pick(api_key)
+        last = V1_LAST.get(api_key)
+        return version if last is None or self.version_2 else min(version, last)
+
     def _ids(self) -> dict[str, Any]:
         idem = self.idempotence
         return {
@@ -155,6 +173,11 @@ class TransactionManager:
         }
         resp = await self._call(cluster, ApiKey.INIT_PRODUCER_ID, body)
         self.idempotence.adopt(resp.producer_id, resp.producer_epoch)
+        conn = await self._find(cluster)
+        self.version_2 = (
+            conn.features.get("transaction.version", 0) >= TRANSACTION_VERSION_2
+            and conn.pick(ApiKey.END_TXN) > V1_LAST[ApiKey.END_TXN]
+        )
         self.initialized = True
 
     def begin(self) -> None:
@@ -176,6 +199,9 @@ class TransactionManager:
         """AddPartitionsToTxn for the partitions not in the transaction yet."""
         new = sorted(set(tps) - self.added)
         if not new:
+            return
+        if self.version_2:  # the first Produce v12 to each adds it
+            self.added.update(new)
             return
         topics: dict[str, list[int]] = {}
         for topic, partition in new:
@@ -199,7 +225,8 @@ class TransactionManager:
         self, cluster: Cluster, offsets: Mapping[tuple[str, int], int | OffsetAndMetadata], group_id: str
     ) -> None:
         self.check_open()
-        await self._call(cluster, ApiKey.ADD_OFFSETS_TO_TXN, {**self._ids(), "group_id": group_id})
+        if not self.version_2:  # else TxnOffsetCommit v5 adds the group itself
+            await self._call(cluster, ApiKey.ADD_OFFSETS_TO_TXN, {**self._ids(), "group_id": group_id})
         self.offsets_added = True
         topics: dict[str, list[dict[str, Any]]] = {}
         for (topic, partition), value in offsets.items():
@@ -232,7 +259,9 @@ class TransactionManager:
         if not self.in_transaction:
             raise IllegalStateError("no transaction is open")
         if self.added or self.offsets_added:
-            await self._call(cluster, ApiKey.END_TXN, {**self._ids(), "committed": commit})
+            resp = await self._call(cluster, ApiKey.END_TXN, {**self._ids(), "committed": commit})
+            if self.version_2:  # every transaction has its epoch: the next one's is answered
+                self.idempotence.adopt(resp.producer_id, resp.producer_epoch)
         self.in_transaction = False
         self.added.clear()
         self.offsets_added = False

@@ -37,8 +37,7 @@ from __future__ import annotations
 import struct
 import zlib
 from enum import IntEnum
-
-import cramjam
+from types import ModuleType
 
 from kproto.errors import CorruptRecordError, EncodeError
 
@@ -49,6 +48,14 @@ __all__ = [
     "decompress",
     "xxh32",
 ]
+
+
+def _cramjam() -> ModuleType:
+    """cramjam, imported with the first snappy, lz4 or zstd batch: a broker's start never needs it."""
+    import cramjam
+
+    return cramjam
+
 
 #: Default ceiling of one decompression's output (zip-bomb guard).
 DEFAULT_MAX_DECOMPRESSED = 64 * 1024 * 1024
@@ -163,7 +170,7 @@ _I32BE = struct.Struct(">i")
 def _snappy_compress(data: bytes) -> bytes:
     parts = [_XERIAL_HEADER]
     view = memoryview(data)
-    compress_raw = cramjam.snappy.compress_raw
+    compress_raw = _cramjam().snappy.compress_raw
     for start in range(0, len(data), _XERIAL_BLOCK):
         block = bytes(compress_raw(view[start : start + _XERIAL_BLOCK]))
         parts.append(_I32BE.pack(len(block)))
@@ -173,10 +180,10 @@ def _snappy_compress(data: bytes) -> bytes:
 
 def _snappy_raw(block: bytes | memoryview, budget: int) -> bytes:
     """Decompress one raw snappy block after checking its declared length against budget."""
-    size = cramjam.snappy.decompress_raw_len(block)
+    size = _cramjam().snappy.decompress_raw_len(block)
     if size > budget:
         raise CorruptRecordError("snappy data inflates beyond the decompression limit")
-    return bytes(cramjam.snappy.decompress_raw(block))
+    return bytes(_cramjam().snappy.decompress_raw(block))
 
 
 def _snappy_decompress(data: bytes, max_size: int) -> bytes:
@@ -214,7 +221,7 @@ def _lz4_hc(descriptor: bytes) -> int:
 
 
 def _lz4_compress(data: bytes, legacy: bool) -> bytes:
-    c = cramjam.lz4.Compressor(block_linked=False, content_checksum=False)
+    c = _cramjam().lz4.Compressor(block_linked=False, content_checksum=False)
     c.compress(data)
     frame = bytes(c.finish())
     if legacy:
@@ -268,7 +275,7 @@ def _lz4_decompress(data: bytes, max_size: int) -> bytes:
     if pos != end:
         raise CorruptRecordError("lz4 frame truncated or followed by extra bytes")
     if bound <= max_size:
-        out = bytes(cramjam.lz4.decompress(data))  # verifies block/content checksums too
+        out = bytes(_cramjam().lz4.decompress(data))  # verifies block/content checksums too
     else:
         out = _lz4_blocks(data, blocks, block_max, max_size)
     if len(out) > max_size:
@@ -290,7 +297,7 @@ def _lz4_blocks(data: bytes, blocks: list[tuple[int, int, bool]], block_max: int
         if raw:
             piece = bytes(view[pos : pos + size])
         else:
-            n = cramjam.lz4.decompress_block_into(view[pos : pos + size], scratch)
+            n = _cramjam().lz4.decompress_block_into(view[pos : pos + size], scratch)
             piece = bytes(scratch[:n])
         total += len(piece)
         if total > max_size:
@@ -355,12 +362,12 @@ def _zstd_bound(data: bytes) -> int:
 
 def _zstd_decompress(data: bytes, max_size: int) -> bytes:
     if _zstd_bound(data) <= max_size:
-        out = bytes(cramjam.zstd.decompress(data))
+        out = bytes(_cramjam().zstd.decompress(data))
     else:
         # Worst case too large: inflate into a buffer one byte larger than allowed; the
         # decoder fails when it would write past it.
         scratch = bytearray(max_size + 1)
-        n = cramjam.zstd.decompress_into(data, scratch)
+        n = _cramjam().zstd.decompress_into(data, scratch)
         out = bytes(scratch[:n])
     if len(out) > max_size:
         raise CorruptRecordError(f"zstd data inflates beyond {max_size} bytes")
@@ -391,7 +398,7 @@ def compress(
     if codec == Compression.LZ4:
         return _lz4_compress(payload, legacy_lz4)
     if codec == Compression.ZSTD:
-        return bytes(cramjam.zstd.compress(payload))
+        return bytes(_cramjam().zstd.compress(payload))
     raise EncodeError(f"unknown compression codec {codec!r}")
 
 

@@ -118,6 +118,8 @@ async def new_producer_id(b: InProcessBroker, version: int = 1) -> int:
         "transaction_timeout_ms": 60000,
         "producer_id": -1,
         "producer_epoch": -1,
+        "enable2_pc": False,
+        "keep_prepared_txn": False,
     }
     resp = await b.request(ApiKey.INIT_PRODUCER_ID, version, body)
     assert resp.error_code == ErrorCode.NONE

@@ -1,9 +1,9 @@
 """ApiVersions v0-v4 in process: the advertised table is the handler registry.
 
 v1 adds throttle_time_ms, v3 the client software name and version (request)
-and flexible encoding, v4 only allows a supported feature's minimum to be 0
-(this broker advertises no features).  A request newer than v4 is answered by the
-dispatcher in the v0 layout with UNSUPPORTED_VERSION (see
+and flexible encoding and the feature levels (``transaction.version`` 2:
+KIP-890 part 2 is served), v4 only allows a supported feature's minimum to
+be 0.  A request newer than v4 is answered by the dispatcher in the v0 layout with UNSUPPORTED_VERSION (see
 ``test_dispatch.py``).  What can fail: a key advertised that is not served
 (or the other way round), a minimum above 0 that old clients cannot use.
 """
@@ -60,13 +60,28 @@ async def test_the_table_is_the_registry(broker: InProcessBroker, version: int) 
 async def test_advertised_table(broker: InProcessBroker) -> None:
     resp = await broker.request(ApiKey.API_VERSIONS, 4, BODY)
     expected = {
-        ApiKey.PRODUCE: (0, 11),
-        ApiKey.FETCH: (0, 17),
+        ApiKey.PRODUCE: (0, 13),
+        ApiKey.FETCH: (0, 18),
         ApiKey.LIST_OFFSETS: (0, 11),
         ApiKey.METADATA: (0, 13),
         ApiKey.FIND_COORDINATOR: (0, 6),
-        ApiKey.INIT_PRODUCER_ID: (0, 5),
+        ApiKey.INIT_PRODUCER_ID: (0, 6),
         ApiKey.CREATE_TOPICS: (0, 7),
         ApiKey.DELETE_TOPICS: (0, 6),
     }
     assert {k: table(resp).get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize("version", [3, 4])
+async def test_transaction_version_2_is_finalized(broker: InProcessBroker, version: int) -> None:
+    """A Kafka 4 client runs KIP-890 part 2 only when ``transaction.version`` 2 is finalized."""
+    body = await broker.request(ApiKey.API_VERSIONS, version, BODY)
+    tagged = body.tagged_fields
+    finalized = {f.name: (f.min_version_level, f.max_version_level) for f in tagged["finalized_features"]}
+    assert finalized == {"transaction.version": (2, 2)}
+    assert tagged["finalized_features_epoch"] >= 0
+    supported = {f.name: (f.min_version, f.max_version) for f in tagged["supported_features"]}
+    assert supported == {"transaction.version": (0, 2)}
+    served = table(body)
+    for key, version_needed in ((ApiKey.PRODUCE, 12), (ApiKey.END_TXN, 5), (ApiKey.TXN_OFFSET_COMMIT, 5)):
+        assert served[key][1] >= version_needed

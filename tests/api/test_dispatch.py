@@ -29,7 +29,7 @@ from kproto.records import build_message_set
 from .bodies import batch, make_topic, metadata_body, produce_body
 from .harness import InProcessBroker
 
-UNSUPPORTED = [(9999, 0), (4, 0), (-1, 0), (ApiKey.METADATA, 99), (ApiKey.PRODUCE, 12), (ApiKey.FETCH, 18)]
+UNSUPPORTED = [(9999, 0), (4, 0), (-1, 0), (ApiKey.METADATA, 99), (ApiKey.PRODUCE, 14), (ApiKey.FETCH, 19)]
 
 
 def raw_frame(

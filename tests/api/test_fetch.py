@@ -1,4 +1,4 @@
-"""Fetch v0-v17 in process: every version boundary, the size limits, down-conversion, long polls.
+"""Fetch v0-v18 in process: every version boundary, the size limits, down-conversion, long polls.
 
 v1 adds throttle_time_ms; v0-v1 clients read magic 0 and v2-v3 magic 1 only
 (RecordBatches are down-converted for them); v3 adds the response-wide
@@ -8,7 +8,7 @@ offset and aborted transactions; v5 log_start_offset; v7 fetch sessions
 with a partition's ``last_fetched_epoch`` checked against the log's leader
 epochs (a reader whose epoch ended before its position gets no records but
 the tagged ``diverging_epoch``); v13+ topics by id, an unknown or stale id
-UNKNOWN_TOPIC_ID; v14-v17 answer as v13.  What can fail: a field missing at
+UNKNOWN_TOPIC_ID; v14-v18 answer as v13.  What can fail: a field missing at
 some version, RecordBatches reaching an old client unconverted, a limit
 ignored or a large first batch withheld, a long poll that sleeps instead of
 waking on an append, a topic answered under its name where the client sent
@@ -31,7 +31,7 @@ from .bodies import batch, create, fetch_one, fetch_req, produce_one, spec
 from .harness import InProcessBroker, in_background
 
 FETCH = ApiKey.FETCH
-FLEXIBLE = range(12, 18)
+FLEXIBLE = range(12, 19)
 
 
 @pytest.mark.parametrize("version", range(12))
@@ -215,8 +215,8 @@ def topic_id(b: InProcessBroker, topic: str) -> bytes:
     return b.broker.logs.topic_ids[topic]
 
 
-def test_served_up_to_v17() -> None:
-    assert (HANDLERS[FETCH].min_version, HANDLERS[FETCH].max_version) == (0, 17)
+def test_served_up_to_v18() -> None:
+    assert (HANDLERS[FETCH].min_version, HANDLERS[FETCH].max_version) == (0, 18)
 
 
 @pytest.mark.parametrize("version", FLEXIBLE)
@@ -280,3 +280,17 @@ async def test_a_reader_past_the_end_of_its_epoch_is_told_where_it_diverged(brok
         p = await fetch(offset, epoch)
         assert p.tagged_fields["diverging_epoch"].epoch == -1, (offset, epoch)
         assert offset in [r.offset for r in read_records(p.records)]  # the batch that holds it
+
+
+async def test_a_later_partition_whose_first_entry_the_limit_cuts_gets_no_records(
+    broker: InProcessBroker,
+) -> None:
+    """v3+: bytes with no complete record would stop a client ("failed to make progress")."""
+    await produce_one(broker, "cut-a", batch([b"a" * 200]))
+    await produce_one(broker, "cut-b", batch([b"b" * 200]))
+    first = await broker.request(FETCH, 4, fetch_req([("cut-a", 0, 0)]))
+    size = len(first.responses[0].partitions[0].records)
+    resp = await broker.request(FETCH, 4, fetch_req([("cut-a", 0, 0), ("cut-b", 0, 0)], max_bytes=size + 50))
+    a, b = (t.partitions[0] for t in resp.responses)
+    assert [r.value for r in read_records(a.records)] == [b"a" * 200]
+    assert (b.error_code, b.high_watermark, len(b.records)) == (0, 1, 0)

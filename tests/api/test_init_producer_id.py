@@ -24,7 +24,7 @@ from .harness import InProcessBroker
 INIT_PID = ApiKey.INIT_PRODUCER_ID
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5, 6])
 async def test_fresh_ids(broker: InProcessBroker, version: int) -> None:
     ids = [await new_producer_id(broker, version) for _ in range(3)]
     assert ids == [ids[0], ids[0] + 1, ids[0] + 2]
@@ -116,3 +116,26 @@ async def test_a_new_instance_fences_the_previous_one(broker: InProcessBroker) -
     await txn.producer(broker, "tx-z")
     assert await zombie.add("fenced") == {("fenced", 0): ErrorCode.PRODUCER_FENCED}
     assert await zombie.add("fenced", version=1) == {("fenced", 0): ErrorCode.INVALID_PRODUCER_EPOCH}
+
+
+async def test_v6_two_phase_commit_is_refused_unless_enabled(broker: InProcessBroker) -> None:
+    """KIP-939: ``enable2_pc`` needs transaction.two.phase.commit.enable, as in Kafka."""
+    refused = await txn.init(broker, "tx-2pc", 6, enable2_pc=True)
+    assert (refused.error_code, refused.producer_id) == (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1)
+    plain = await txn.init(broker, "tx-2pc", 6)
+    assert plain.error_code == ErrorCode.NONE and plain.producer_id >= 0
+    assert (plain.ongoing_txn_producer_id, plain.ongoing_txn_producer_epoch) == (-1, -1)
+    kept = await txn.init(broker, "tx-2pc", 6, keep_prepared_txn=True)
+    assert kept.error_code == ErrorCode.UNSUPPORTED_VERSION  # no prepared transaction is kept here
+
+
+async def test_v6_a_two_phase_commit_transaction_never_times_out(make_broker: Any) -> None:
+    b = make_broker("transaction.two.phase.commit.enable=true")
+    await txn.topic(b, "tp")
+    p = await txn.producer(b, "tx-2pc", 6, enable2_pc=True, timeout_ms=10_000)
+    await p.add("tp")
+    assert (await p.produce("tp", [b"prepared"])).error_code == ErrorCode.NONE
+    b.broker.clock.advance(7 * 24 * 3600)  # a week: far past any transaction.max.timeout.ms
+    await b.broker.services.transactions.expire()
+    assert (await txn.describe(b, "tx-2pc")).transaction_state == "Ongoing"
+    assert await p.end(True) == ErrorCode.NONE

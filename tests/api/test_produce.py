@@ -1,4 +1,4 @@
-"""Produce v0-v11 in process: every version boundary of the request and the response.
+"""Produce v0-v13 in process: every version boundary of the request and the response.
 
 v1 adds throttle_time_ms, v2 log_append_time_ms, v3 the transactional id and
 RecordBatches (magic 2), v4 KAFKA_STORAGE_ERROR (older clients get
@@ -6,7 +6,8 @@ NOT_LEADER_OR_FOLLOWER for a failed write), v5 log_start_offset, v8 per-record
 errors, v9 the flexible layout (a request with tagged fields takes the grammar's
 way and is served the same), v10 the tagged current leader (never sent: one
 broker leads every partition), v11 TRANSACTION_ABORTABLE (no transactions
-here).  v12 (KIP-890's implicit transaction partitions) is not served.
+here), v12 adds partitions to a transaction itself (``test_transactions_v2.py``)
+and answers a plain batch as v11, v13 names topics by id.
 What can fail here: a field missing or wrong at some version, magic 2
 accepted below v3, a bad partition failing the others, an idempotent retry
 appended twice, acks=0 answered.
@@ -28,7 +29,7 @@ from .harness import InProcessBroker
 PRODUCE = ApiKey.PRODUCE
 
 
-@pytest.mark.parametrize("version", range(12))
+@pytest.mark.parametrize("version", range(13))
 async def test_produce_response_fields_per_version(broker: InProcessBroker, version: int) -> None:
     topic = f"prod-v{version}"
     records = (
@@ -171,3 +172,29 @@ async def test_plain_batch_inside_an_open_transaction_refused(broker: InProcessB
     r = await produce_one(broker, "txn-open", batch([b"u"], producer_id=pid, epoch=0, sequence=1))
     assert r.error_code == ErrorCode.INVALID_TXN_STATE
     assert (plog.high_watermark, plog.last_stable_offset) == (2, 1), "nothing written"
+
+
+async def test_v13_names_topics_by_id(broker: InProcessBroker) -> None:
+    await produce_one(broker, "by-id", batch([b"first"]))
+    topic_id = broker.broker.logs.topic_ids["by-id"]
+    body = produce_body("by-id", batch([b"a", b"b"]))
+    body["topic_data"][0]["topic_id"] = topic_id
+    resp = await broker.request(PRODUCE, 13, body)
+    [t] = resp.responses
+    [p] = t.partition_responses
+    assert (t.topic_id, p.error_code, p.base_offset, p.log_start_offset) == (topic_id, ErrorCode.NONE, 1, 0)
+    assert (await fetch_one(broker, "by-id", 0)).high_watermark == 3
+
+
+async def test_v13_an_unknown_or_stale_topic_id_writes_nothing(broker: InProcessBroker) -> None:
+    await produce_one(broker, "reborn", batch([b"old"]))
+    old_id = broker.broker.logs.topic_ids["reborn"]
+    deleted = await broker.request(ApiKey.DELETE_TOPICS, 4, {"topic_names": ["reborn"], "timeout_ms": 1000})
+    assert deleted.responses[0].error_code == ErrorCode.NONE
+    await make_topic(broker, "reborn")
+    for stale in (old_id, b"\x07" * 16):
+        body = produce_body("reborn", batch([b"lost"]))
+        body["topic_data"][0]["topic_id"] = stale
+        [t] = (await broker.request(PRODUCE, 13, body)).responses
+        assert (t.topic_id, t.partition_responses[0].error_code) == (stale, ErrorCode.UNKNOWN_TOPIC_ID)
+    assert (await fetch_one(broker, "reborn", 0)).high_watermark == 0

@@ -36,6 +36,8 @@ def test_every_test_module_here_names_a_handler_or_a_rule() -> None:
         "scale",
         "read_committed",
         "transactions",
+        "transactions_v2",
+        "fetch_sessions",
         "compaction",
         "rack",
         "replication_leader",

@@ -56,13 +56,20 @@ class Txn:
 
 
 def init_body(
-    tid: str | None, timeout_ms: int = TIMEOUT_MS, producer_id: int = -1, epoch: int = -1
+    tid: str | None,
+    timeout_ms: int = TIMEOUT_MS,
+    producer_id: int = -1,
+    epoch: int = -1,
+    enable2_pc: bool = False,
+    keep_prepared_txn: bool = False,
 ) -> dict[str, Any]:
     return {
         "transactional_id": tid,
         "transaction_timeout_ms": timeout_ms,
         "producer_id": producer_id,
         "producer_epoch": epoch,
+        "enable2_pc": enable2_pc,
+        "keep_prepared_txn": keep_prepared_txn,
     }
 
 

@@ -65,7 +65,7 @@ def test_the_state_topic_is_compacted_and_made_by_the_first_transaction(tmp_path
         assert broker.logs.get(TOPIC, 0) is None  # no transaction yet, no topic (as Kafka)
         state_log = TransactionStateLog(broker.logs, broker.clock.wall_ms)
         assert state_log.load() == {}
-        assert state_log.plog is broker.logs.get(TOPIC, 0)
+        assert state_log.plog_of("any id") is broker.logs.get(TOPIC, 0)
         config = broker.logs.config_of(TOPIC)
         assert config.compact and not config.delete  # never deleted by age or size
     finally:

@@ -4,6 +4,8 @@ Three transactions (committed, aborted, committed): a read_committed
 consumer gets the committed records in order and nothing of the aborted
 one, a read_uncommitted one gets all; offsets sent to a transaction are
 the group's only once it commits; a second instance fences the first.
+Against hmb, which finalizes ``transaction.version`` 2, all of it runs on
+the second transaction protocol (Produce v12, EndTxn v5, TxnOffsetCommit v5).
 What can fail: aborted records visible, a transaction's partitions not
 added before its batches (the broker refuses those), a zombie that keeps
 writing.
@@ -20,6 +22,7 @@ from hmb_client import Consumer, Producer
 from hmb_client.errors import KafkaError
 from hmb_client.producer.transactions import ProducerFencedError
 from hmb_client.structs import TopicPartition
+from kproto import ApiKey
 
 TP = TopicPartition("hc-txn", 0)
 
@@ -54,6 +57,12 @@ def test_commit_abort_and_isolation(in_process_broker: InProcessBroker) -> None:
     everything = [v for _c, values in rounds for v in values]
     assert _read(bootstrap, "read_committed", len(committed)) == committed
     assert _read(bootstrap, "read_uncommitted", len(everything)) == everything
+    # hmb finalizes transaction.version 2: the client adds no partition itself (KIP-890 part 2)
+    sent: dict[int, set[int]] = {}
+    for r in in_process_broker.requests():
+        sent.setdefault(r["api_key"], set()).add(r["version"])
+    assert (sent[ApiKey.PRODUCE], sent[ApiKey.END_TXN]) == ({12}, {5})
+    assert ApiKey.ADD_PARTITIONS_TO_TXN not in sent
 
 
 def test_offsets_and_fencing(in_process_broker: InProcessBroker) -> None:
@@ -79,3 +88,8 @@ def test_offsets_and_fencing(in_process_broker: InProcessBroker) -> None:
         zombie.close()
         successor.close()
     assert _read(bootstrap, "read_committed", 1) == [b"kept"]
+    versions = {
+        r["version"] for r in in_process_broker.requests() if r["api_key"] == ApiKey.TXN_OFFSET_COMMIT
+    }
+    assert versions == {5}  # the group's offsets joined the transaction without AddOffsetsToTxn
+    assert all(r["api_key"] != ApiKey.ADD_OFFSETS_TO_TXN for r in in_process_broker.requests())

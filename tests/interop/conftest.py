@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from broker_process import broker, make_broker, tansu  # noqa: F401 - the shared fixtures
+from broker_process import broker, in_process_broker, make_broker, tansu  # noqa: F401 - the shared fixtures
 
 HERE = Path(__file__).resolve().parent
 

@@ -2,10 +2,10 @@
 
 A ``struct`` fast path is only trusted with a property test proving it equals the
 grammar on generated inputs, at every version it handles: kproto's declared Produce
-versions up to the fast path's ``MAX_VERSION`` (v0-v8, the classic layouts, and
-v9-v12, the flexible ones).  The versions above it (v13: topic ids) are declined by
-both decoders and refused by the encoder, so they go through the grammar (checked here
-too).  Decoding: whatever :func:`decode_produce_request` returns,
+versions up to ``BROKER_MAX_VERSION`` for the broker's half (v0-v8, the classic
+layouts, v9-v12, the flexible ones, v13 with topic ids) and up to ``MAX_VERSION``
+for the producer's half (v0-v12); the producer's half declines and refuses v13,
+which goes through the grammar (checked here too).  Decoding: whatever :func:`decode_produce_request` returns,
 ``kproto.decode_request`` decodes to the same values, on valid frames and on mutated
 ones (where the fast path may only decline, so that the grammar raises the usual
 error); and it declines nothing valid without tagged fields.  Encoding:
@@ -28,6 +28,8 @@ from hypothesis import strategies as st
 import kproto
 from kproto import ApiKey
 from kproto.produce_fast import (
+    BROKER_MAX_VERSION,
+    FIRST_TOPIC_ID,
     MAX_VERSION,
     PartitionAck,
     acks_from_body,
@@ -46,11 +48,18 @@ TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 DECLARED = range(
     REQUESTS[ApiKey.PRODUCE].min_version, min(REQUESTS[ApiKey.PRODUCE].max_version, MAX_VERSION) + 1
 )
+BROKER_DECLARED = range(
+    REQUESTS[ApiKey.PRODUCE].min_version, min(REQUESTS[ApiKey.PRODUCE].max_version, BROKER_MAX_VERSION) + 1
+)
 BEYOND = range(MAX_VERSION + 1, REQUESTS[ApiKey.PRODUCE].max_version + 1)
 VERSIONS = st.sampled_from(DECLARED)
+BROKER_VERSIONS = st.sampled_from(BROKER_DECLARED)
+TOPIC_ID = st.binary(min_size=16, max_size=16)
 
 partition = st.fixed_dictionaries({"index": INT32, "records": st.one_of(st.none(), st.binary(max_size=300))})
-topic = st.fixed_dictionaries({"name": TEXT, "partition_data": st.lists(partition, max_size=3)})
+topic = st.fixed_dictionaries(
+    {"name": TEXT, "topic_id": TOPIC_ID, "partition_data": st.lists(partition, max_size=3)}
+)
 body = st.fixed_dictionaries(
     {
         "transactional_id": st.one_of(st.none(), TEXT),
@@ -74,7 +83,7 @@ def _plain(request: kproto.Request) -> dict[str, Any]:
         "timeout_ms": b.timeout_ms,
         "topic_data": [
             (
-                t.name,
+                t.name if request.version < FIRST_TOPIC_ID else bytes(t.topic_id),
                 [(p.index, None if p.records is None else bytes(p.records)) for p in t.partition_data],
             )
             for t in b.topic_data
@@ -101,7 +110,7 @@ def _agree(frame: bytes) -> None:
         for t in fast.body.topic_data:
             for p in t.partition_data:
                 assert p.records is None or isinstance(p.records, bytearray)
-    elif reference is not None and reference.api_key == 0 and reference.version in DECLARED:
+    elif reference is not None and reference.api_key == 0 and reference.version in BROKER_DECLARED:
         if not _has_tagged_fields(reference):  # tagged fields are left to the grammar
             pytest.fail("the fast path declined a valid Produce request")
 
@@ -117,7 +126,7 @@ def _has_tagged_fields(request: kproto.Request) -> bool:
 
 
 @settings(max_examples=400)
-@given(VERSIONS, INT32, st.one_of(st.none(), TEXT), body)
+@given(BROKER_VERSIONS, INT32, st.one_of(st.none(), TEXT), body)
 def test_valid_requests_decode_as_the_grammar_does(
     version: int, cid: int, client_id: str | None, b: dict[str, Any]
 ) -> None:
@@ -132,7 +141,7 @@ def _reframe(payload: bytes) -> bytes:
 
 
 @settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
-@given(VERSIONS, INT32, st.one_of(st.none(), TEXT), body, st.data())
+@given(BROKER_VERSIONS, INT32, st.one_of(st.none(), TEXT), body, st.data())
 def test_mutated_requests_never_decode_differently(
     version: int, cid: int, client_id: str | None, b: dict[str, Any], data: st.DataObject
 ) -> None:
@@ -172,17 +181,20 @@ def test_other_api_keys_are_declined() -> None:
 
 
 partition_result = st.tuples(INT32, INT16, INT64, INT64)
-responses = st.lists(st.tuples(TEXT, st.lists(partition_result, max_size=4)), max_size=3)
+responses = st.lists(st.tuples(TEXT, TOPIC_ID, st.lists(partition_result, max_size=4)), max_size=3)
 
 
 @settings(max_examples=400)
-@given(VERSIONS, INT32, responses, INT32)
+@given(BROKER_VERSIONS, INT32, responses, INT32)
 def test_response_matches_construct_grammar(version: int, cid: int, rs: Any, throttle: int) -> None:
-    ours = encode_produce_response(version, cid, rs, throttle_time_ms=throttle)
+    by_id = version >= FIRST_TOPIC_ID
+    keyed = [(topic_id if by_id else name, partitions) for name, topic_id, partitions in rs]
+    ours = encode_produce_response(version, cid, keyed, throttle_time_ms=throttle)
     body = {
         "responses": [
             {
                 "name": name,
+                "topic_id": topic_id,
                 "partition_responses": [
                     {
                         "index": index,
@@ -196,7 +208,7 @@ def test_response_matches_construct_grammar(version: int, cid: int, rs: Any, thr
                     for index, code, base, start in partitions
                 ],
             }
-            for name, partitions in rs
+            for name, topic_id, partitions in rs
         ],
         "throttle_time_ms": throttle,
     }
@@ -221,13 +233,14 @@ def test_request_encoding_matches_construct_grammar(
 def test_every_declared_version_is_handled() -> None:
     """Each version kproto declares, explicitly (the property tests draw them at random)."""
     b = {"transactional_id": None, "acks": 1, "timeout_ms": 100, "topic_data": []}
-    for version in DECLARED:
+    for version in BROKER_DECLARED:
         frame = kproto.encode_request(0, version, 5, b, client_id="c")
         assert decode_produce_request(frame) is not None, version
-        assert encode_produce_request(version, 5, "c", 1, 100, []) == frame, version
         response = {"responses": [], "throttle_time_ms": 0}
         assert encode_produce_response(version, 5, []) == kproto.encode_response(0, version, 5, response)
-        assert decode_produce_response(version, kproto.encode_response(0, version, 5, response)) == []
+        if version in DECLARED:  # the producer's half
+            assert encode_produce_request(version, 5, "c", 1, 100, []) == frame, version
+            assert decode_produce_response(version, kproto.encode_response(0, version, 5, response)) == []
 
 
 def test_request_encoding_refuses_versions_it_does_not_know() -> None:
@@ -235,13 +248,12 @@ def test_request_encoding_refuses_versions_it_does_not_know() -> None:
         encode_produce_request(MAX_VERSION + 1, 1, "c", 1, 1000, [])
 
 
-def test_declared_versions_beyond_the_fast_path_go_to_the_grammar() -> None:
-    """Produce v13+ (topic ids) is declared by the grammar; the fast path declines it."""
-    assert BEYOND, "the grammar declares Produce versions past the fast path"
+def test_declared_versions_beyond_the_producers_half_go_to_the_grammar() -> None:
+    """Produce v13 (topic ids): the producer's half declines its answer and refuses to encode it."""
+    assert BEYOND, "the grammar declares Produce versions past the producer's half"
     for version in BEYOND:
         b = {"transactional_id": None, "acks": 1, "timeout_ms": 100, "topic_data": [], "tagged_fields": {}}
         frame = kproto.encode_request(0, version, 5, b, client_id="c")
-        assert decode_produce_request(frame) is None, version
         assert kproto.decode_request(frame).body.acks == 1
         response = {"responses": [], "throttle_time_ms": 0, "tagged_fields": {}}
         assert decode_produce_response(version, kproto.encode_response(0, version, 5, response)) is None
@@ -335,3 +347,11 @@ def test_per_record_errors_fall_back_to_the_grammar() -> None:
     assert produce_acks(8, frame) == [PartitionAck("t", 0, 87, -1, -1, "one record was bad")]
     with pytest.raises(kproto.KprotoError):
         produce_acks(8, frame[:-3])
+
+
+def test_a_response_refuses_a_topic_key_of_the_wrong_kind() -> None:
+    """Names before v13, 16-byte ids from v13: anything else is the caller's bug, not a frame."""
+    part = [(0, 0, 0, 0)]
+    for version, key in ((12, b"\x01" * 16), (8, b"\x01" * 16), (13, "topic"), (13, b"short")):
+        with pytest.raises(ValueError):
+            encode_produce_response(version, 1, [(key, part)])

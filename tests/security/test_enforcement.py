@@ -272,3 +272,22 @@ async def test_transactional_ids_and_the_transaction_apis(secured: InProcessBrok
     resp = await b.request(ApiKey.WRITE_TXN_MARKERS, 1, markers, session=carol)
     assert resp.markers[0].topics[0].partitions[0].error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     assert _hw(b, "t-open") == 0
+
+
+async def test_two_phase_commit_needs_its_own_operation(tmp_path: Path) -> None:
+    """KIP-939: InitProducerId with enable2Pc needs TwoPhaseCommit on the id, beside Write."""
+    from tests.api import txn
+
+    b = InProcessBroker(
+        tmp_path / "data", AUTHORIZER, "super.users=User:admin", "transaction.two.phase.commit.enable=true"
+    )
+    carol = as_user("carol")
+    await grant(b, acl(ResourceType.TRANSACTIONAL_ID, "tx2", "User:carol", Operation.WRITE))
+    body = txn.init_body("tx2", enable2_pc=True)
+    refused = await b.request(ApiKey.INIT_PRODUCER_ID, 6, body, session=carol)
+    assert refused.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    plain = await b.request(ApiKey.INIT_PRODUCER_ID, 6, txn.init_body("tx2"), session=carol)
+    assert plain.error_code == ErrorCode.NONE  # Write alone is a plain transactional producer
+    await grant(b, acl(ResourceType.TRANSACTIONAL_ID, "tx2", "User:carol", Operation.TWO_PHASE_COMMIT))
+    granted = await b.request(ApiKey.INIT_PRODUCER_ID, 6, body, session=carol)
+    assert granted.error_code == ErrorCode.NONE

@@ -45,7 +45,7 @@ OUT_OF_RANGE = ErrorCode.OFFSET_OUT_OF_RANGE
 # ============================================================ 6. unknown key / version
 
 
-UNSUPPORTED = [(9999, 0), (4, 0), (-1, 0), (METADATA, 99), (PRODUCE, 12), (FETCH, 18), (METADATA, -1)]
+UNSUPPORTED = [(9999, 0), (4, 0), (-1, 0), (METADATA, 99), (PRODUCE, 14), (FETCH, 19), (METADATA, -1)]
 
 
 @pytest.mark.parametrize(("api_key", "version"), UNSUPPORTED, ids=[f"{k}v{v}" for k, v in UNSUPPORTED])

@@ -92,6 +92,38 @@ PROPERTIES: tuple[Property, ...] = (
         at_least=1,
     ),
     Property(
+        "transaction.state.log.num.partitions",
+        INT,
+        50,
+        "The partition count of __transaction_state in a cluster; a transactional id's "
+        "coordinator is the leader of the partition its id hashes to, and its transactions move "
+        "with that leadership. Alone, the broker keeps them in one partition.",
+        CLUSTER,
+        attr="transaction_state_log_num_partitions",
+        at_least=1,
+    ),
+    Property(
+        "transaction.state.log.replication.factor",
+        INT,
+        3,
+        "The replication factor of __transaction_state in a cluster. As in Kafka, the topic is not "
+        "created (transactional producers get COORDINATOR_NOT_AVAILABLE) until this many brokers "
+        "are alive.",
+        CLUSTER,
+        attr="transaction_state_log_replication_factor",
+        at_least=1,
+    ),
+    Property(
+        "transaction.state.log.min.isr",
+        INT,
+        2,
+        "The min.insync.replicas __transaction_state is created with: a coordinator's state "
+        "write (acks=all) is refused when fewer replicas are in sync.",
+        CLUSTER,
+        attr="transaction_state_log_min_isr",
+        at_least=1,
+    ),
+    Property(
         "replica.lag.time.max.ms",
         INT,
         30000,

@@ -97,4 +97,14 @@ PROPERTIES: tuple[Property, ...] = (
         attr="queued_max_requests",
         at_least=1,
     ),
+    Property(
+        "max.incremental.fetch.session.cache.slots",
+        INT,
+        1000,
+        "How many incremental fetch sessions (KIP-227) the broker keeps; when all are taken, "
+        "a new one replaces an idle or a smaller one, or the client is served full fetches.",
+        NETWORK,
+        attr="max_incremental_fetch_session_cache_slots",
+        at_least=0,
+    ),
 )

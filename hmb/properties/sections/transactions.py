@@ -6,6 +6,7 @@ How to add one: see :mod:`hmb.properties.table`.
 from __future__ import annotations
 
 from hmb.properties.model import (
+    BOOLEAN,
     INT,
     Property,
 )
@@ -34,5 +35,16 @@ PROPERTIES: tuple[Property, ...] = (
         attr="transactional_id_expiration_ms",
         at_least=1,
         unit="ms",
+    ),
+    Property(
+        "transaction.two.phase.commit.enable",
+        BOOLEAN,
+        False,
+        "Whether a transactional producer may take part in a two-phase commit run by an "
+        "external transaction manager (KIP-939: InitProducerId with enable2Pc, a transaction "
+        "that never times out); when false such a request is refused with "
+        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED.",
+        TRANSACTIONS,
+        attr="transaction_two_phase_commit_enable",
     ),
 )
