@@ -96,6 +96,8 @@ class Replication:
             self._isr_check = trio.Event()
             now = time.monotonic()
             live = self.node.view.brokers
+            if not self.node.view_trusted():
+                continue  # cut off from ZooKeeper: not leading now, nor writing ISRs
             for tp, leader in list(self.leaders.items()):
                 isr = leader.shrunk(now, self.lag_s, live) or leader.expanded()
                 state = self.states.get(tp)
