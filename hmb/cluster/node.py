@@ -190,6 +190,8 @@ class ClusterNode:
                     from hmb.cluster.shutdown import controlled_shutdown
 
                     await controlled_shutdown(self, self.ask_controller)
+                if self._endpoints:  # a clean stop: the high watermarks survive it
+                    await trio.to_thread.run_sync(self.replication.write_checkpoint)
                 await self.session.close()
 
     async def run_step(self) -> None:
