@@ -260,12 +260,19 @@ def produce_latency_ms(bootstrap: str, topic: str, acks: str, samples: int) -> l
     producer = ck.Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 0})
     producer.produce(topic, value=b"warm-up")
     producer.flush(30)
+    errors: list[Any] = []
+
+    def report(err: Any, _msg: Any) -> None:
+        if err is not None:
+            errors.append(err)
+
     out = []
     for i in range(samples):
         start = time.monotonic()
-        producer.produce(topic, value=b"%d" % i)
+        producer.produce(topic, value=b"%d" % i, on_delivery=report)
         assert producer.flush(30) == 0
         out.append((time.monotonic() - start) * 1000)
+    assert not errors, f"{len(errors)} deliveries failed: {errors[:3]}"  # a failure is no latency
     return out
 
 
