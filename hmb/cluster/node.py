@@ -191,7 +191,7 @@ class ClusterNode:
 
                     await controlled_shutdown(self, self.ask_controller)
                 if self._endpoints:  # a clean stop: the high watermarks survive it
-                    await trio.to_thread.run_sync(self.replication.write_checkpoint)
+                    self.replication.write_checkpoint()  # blocking, but a few ms, and the last step
                 await self.session.close()
 
     async def run_step(self) -> None:

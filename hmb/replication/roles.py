@@ -126,7 +126,7 @@ class Replication:
         """Write every log dir's checkpoint now (blocking: a clean shutdown's last step)."""
         try:
             self._write_checkpoints(self.checkpoint_rows())
-        except OSError as exc:
+        except Exception as exc:  # never the reason a stop fails: the periodic one stands
             log.warning("replication-offset-checkpoint not written at shutdown: %s", exc)
 
     def _known_high_watermark(self, plog: PartitionLog) -> int:
@@ -150,7 +150,7 @@ class Replication:
             if not self.node.view_trusted():
                 continue  # cut off from ZooKeeper: not leading now, nor writing ISRs
             for tp, leader in list(self.leaders.items()):
-                isr = leader.shrunk(now, self.lag_s, live) or leader.expanded()
+                isr = leader.shrunk(now, self.lag_s, live) or leader.expanded(live)
                 state = self.states.get(tp)
                 if isr is None or state is None or state.leader_epoch != leader.epoch:
                     continue
@@ -204,7 +204,8 @@ class Replication:
         if current is not None and current.epoch == state.leader_epoch:
             if known is None or state.zk_version > known.zk_version:  # an ISR written by another
                 self.states[tp] = state
-                current.isr = state.isr
+                current.take_isr(state.isr)
+                self._advance(tp)  # the controller dropped a dead follower: the HW may move now
             return
         self._stop_following(tp)
         plog.lead(state.leader_epoch)
@@ -293,7 +294,7 @@ class Replication:
             return  # past the log end: a diverged copy, answered OFFSET_OUT_OF_RANGE, says nothing
         leader.fetched(replica, fetch_offset, plog.log_end_offset, time.monotonic())
         self._advance(tp)
-        if replica not in leader.isr and leader.expanded() is not None:
+        if replica not in leader.isr and leader.expanded(self.node.view.brokers) is not None:
             self._isr_check.set()
 
     def isr_size(self, topic: str, partition: int) -> int | None:
