@@ -87,11 +87,16 @@ class Replication:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         self.checkpointed = await trio.to_thread.run_sync(hw_checkpoint.read_all, self.node.logs.log_dirs)
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            nursery.start_soon(self._checkpoint_periodically)
-            task_status.started()
-            await self._maintain_isr()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._checkpoint_periodically)
+                task_status.started()
+                await self._maintain_isr()
+        finally:
+            # stopping: a view step that was still running (a ZooKeeper call in a worker
+            # thread finishes before the cancellation shows) must start no fetcher now
+            self._nursery = None
 
     async def _checkpoint_periodically(self) -> None:
         interval_s = self.node.config.replica_high_watermark_checkpoint_interval_ms / 1000
