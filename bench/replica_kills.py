@@ -10,7 +10,11 @@ numbered records, kills the partition's current leader once half of them
 are acknowledged, keeps producing, and restarts the killed broker; the next
 round starts once the ISR is whole again.  Afterwards every acknowledged
 record must be in the log exactly once and in order, and all three replicas
-must hold byte-identical segment files.  Printed as one JSON object, with
+must hold byte-identical segment files; a consumer group (``kill-loop``,
+auto-committing, its coordinator failing over with the kills) reads the
+topic meanwhile and must see every acknowledged record (``group_missing``;
+``group_duplicates`` counts what it read twice after a coordinator moved
+and it resumed from its last commit).  Printed as one JSON object, with
 the failover times (kill to the first acknowledgement after it) at p50/p99
 produce throughput for acks=all at RF=3 against acks=1 at RF=1 on the
 same cluster, and one-at-a-time produce latency at RF=3 with acks=all and
@@ -26,6 +30,7 @@ import json
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -47,6 +52,9 @@ class KillLoopOutcome:
     in_order: bool
     replicas_identical: bool
     failover_s: list[float] = field(default_factory=list)
+    group_read: int = 0  # records the consumer group read during the loop (-1: no group)
+    group_missing: int = 0  # acknowledged records the group never read
+    group_duplicates: int = 0
 
 
 def _state(cluster: Any, topic: str) -> Any:
@@ -94,9 +102,54 @@ def read_partition(bootstrap: str, topic: str, expected: int, timeout_s: float =
     return values
 
 
-def kill_loop(cluster: Any, topic: str, kills: int, per_kill: int, acks: str = "all") -> KillLoopOutcome:
-    """Run the loop on ``cluster`` (three brokers; the topic exists with RF=3); the outcome."""
+class GroupReader:
+    """A consumer group member reading ``topic`` while the loop runs (its coordinator moves
+    with the leadership of its ``__consumer_offsets`` partition): what it read, in order."""
+
+    def __init__(self, bootstrap: str, topic: str, group: str) -> None:
+        import confluent_kafka as ck
+
+        self.values: list[bytes] = []
+        self.stop = threading.Event()
+        self._consumer = ck.Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": True,
+                "auto.commit.interval.ms": 500,
+            }
+        )
+        self._consumer.subscribe([topic])
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            msg = self._consumer.poll(0.2)
+            if msg is not None and not msg.error():
+                self.values.append(msg.value() or b"")
+        self._consumer.close()
+
+    def finish(self, expected: set[bytes], timeout_s: float) -> list[bytes]:
+        """Wait (bounded) until it has read every record of ``expected``; what it read."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not expected <= set(self.values):
+            time.sleep(0.1)  # polling a condition, bounded by the deadline
+        self.stop.set()
+        self._thread.join(30)
+        return list(self.values)
+
+
+def kill_loop(
+    cluster: Any, topic: str, kills: int, per_kill: int, acks: str = "all", group: str | None = None
+) -> KillLoopOutcome:
+    """Run the loop on ``cluster`` (three brokers; the topic exists with RF=3); the outcome.
+
+    ``group``: a consumer group reads the topic during the loop too."""
     import confluent_kafka as ck
+
+    reader = GroupReader(cluster.bootstrap, topic, group) if group is not None else None
 
     producer = ck.Producer(
         {
@@ -160,6 +213,7 @@ def kill_loop(cluster: Any, topic: str, kills: int, per_kill: int, acks: str = "
     values = [v for _, v in acked]
     read = read_partition(cluster.bootstrap, topic, len(set(values)))
     in_log = set(read)
+    by_group = reader.finish(set(values) & in_log, SETTLE_S) if reader is not None else []
     return KillLoopOutcome(
         kills=kills,
         acks=acks,
@@ -172,6 +226,9 @@ def kill_loop(cluster: Any, topic: str, kills: int, per_kill: int, acks: str = "
         in_order=read == sorted(read),
         replicas_identical=len({_log_bytes(cluster, b, topic) for b in cluster.brokers}) == 1,
         failover_s=[round(f, 3) for f in failovers],
+        group_read=len(by_group) if reader is not None else -1,
+        group_missing=len((set(values) & in_log) - set(by_group)),
+        group_duplicates=len(by_group) - len(set(by_group)),
     )
 
 
@@ -203,12 +260,19 @@ def produce_latency_ms(bootstrap: str, topic: str, acks: str, samples: int) -> l
     producer = ck.Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 0})
     producer.produce(topic, value=b"warm-up")
     producer.flush(30)
+    errors: list[Any] = []
+
+    def report(err: Any, _msg: Any) -> None:
+        if err is not None:
+            errors.append(err)
+
     out = []
     for i in range(samples):
         start = time.monotonic()
-        producer.produce(topic, value=b"%d" % i)
+        producer.produce(topic, value=b"%d" % i, on_delivery=report)
         assert producer.flush(30) == 0
         out.append((time.monotonic() - start) * 1000)
+    assert not errors, f"{len(errors)} deliveries failed: {errors[:3]}"  # a failure is no latency
     return out
 
 
@@ -265,7 +329,9 @@ def main(argv: list[str]) -> int:
                 rf1 = max(rf1, throughput(cluster.bootstrap, "rf1", "1", args.throughput_records))
             lag_all = produce_latency_ms(cluster.bootstrap, "rf3", "all", args.latency_samples)
             lag_one = produce_latency_ms(cluster.bootstrap, "rf3", "1", args.latency_samples)
-            outcome = kill_loop(cluster, "kills", args.kills, args.records_per_kill, args.acks)
+            outcome = kill_loop(
+                cluster, "kills", args.kills, args.records_per_kill, args.acks, group="kill-loop"
+            )
         finally:
             cluster.close()
     result = asdict(outcome)
@@ -279,7 +345,8 @@ def main(argv: list[str]) -> int:
         produce_ms_acks_1_rf3_p50_p99=[percentile(lag_one, 50), percentile(lag_one, 99)],
     )
     print(json.dumps(result))
-    return 0 if outcome.lost == 0 and outcome.duplicates == 0 and outcome.replicas_identical else 1
+    fine = outcome.lost == 0 and outcome.duplicates == 0 and outcome.replicas_identical
+    return 0 if fine and outcome.group_missing == 0 else 1
 
 
 if __name__ == "__main__":

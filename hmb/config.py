@@ -77,6 +77,9 @@ class BrokerConfig:
     transaction_state_log_replication_factor: int = default_of("transaction.state.log.replication.factor")
     transaction_state_log_min_isr: int = default_of("transaction.state.log.min.isr")
     replica_lag_time_max_ms: int = default_of("replica.lag.time.max.ms")
+    replica_high_watermark_checkpoint_interval_ms: int = default_of(
+        "replica.high.watermark.checkpoint.interval.ms"
+    )
     replica_fetch_wait_max_ms: int = default_of("replica.fetch.wait.max.ms")
     replica_fetch_min_bytes: int = default_of("replica.fetch.min.bytes")
     replica_fetch_max_bytes: int = default_of("replica.fetch.max.bytes")

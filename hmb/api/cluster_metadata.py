@@ -6,6 +6,12 @@ controller, and per partition its leader, replicas, in-sync replicas and
 leader epoch from the state znodes.  A partition without a leader (its one
 replica's broker is down, or the controller has not placed it yet) is
 LEADER_NOT_AVAILABLE with leader -1, and its replica listed as offline.
+A broker cut off from ZooKeeper does not name itself leader of the
+partitions its stale view says it leads: it names the broker the
+controller's failover rule would elect (the first other registered ISR
+member; none: leader -1), so a client with a connection to this broker only
+goes there and learns the truth from it, instead of being sent back here
+until its records time out.
 Auto-creation writes the topic's assignment and answers LEADER_NOT_AVAILABLE,
 as Kafka does, until the controller has placed it.
 
@@ -56,7 +62,9 @@ def brokers(ctx: RequestContext, view: ClusterView) -> list[dict[str, Any]]:
     return out
 
 
-def partitions(view: ClusterView, topic: str) -> list[dict[str, Any]]:
+def partitions(view: ClusterView, topic: str, cut_off: int | None = None) -> list[dict[str, Any]]:
+    """``topic``'s partitions from ``view``; ``cut_off``: this broker, when its view is stale
+    (it is not named leader of anything)."""
     from hmb.cluster.layout import NO_LEADER
 
     assignment = view.topics[topic]
@@ -64,6 +72,8 @@ def partitions(view: ClusterView, topic: str) -> list[dict[str, Any]]:
     for p, replicas in sorted(assignment.partitions.items()):
         state = view.states.get((topic, p))
         leader = NO_LEADER if state is None else state.leader
+        if state is not None and leader == cut_off:
+            leader = next((b for b in state.isr if b != cut_off and b in view.brokers), NO_LEADER)
         out.append(
             {
                 "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == NO_LEADER else ErrorCode.NONE,

@@ -6,6 +6,8 @@ Fetch, ListOffsets, DeleteRecords or DescribeProducers for a partition of a topi
 another broker leads (or that has no leader now), is answered
 NOT_LEADER_OR_FOLLOWER: the client refreshes its Metadata and goes to the
 leader.  A partition the cluster does not know stays UNKNOWN_TOPIC_OR_PARTITION.
+A broker cut off from ZooKeeper leads nothing until it has read a fresh view
+(:meth:`hmb.cluster.node.ClusterNode.leads`): another may have been elected.
 
 A group's JoinGroup, SyncGroup, Heartbeat or LeaveGroup on a broker that is
 not its coordinator (the leader of the group's ``__consumer_offsets``

@@ -80,7 +80,7 @@ async def _cluster_topic(ctx: RequestContext, name: str, auto_create: bool) -> d
         operations = OPERATIONS_NOT_ASKED
         if ctx.request.body.get("include_topic_authorized_operations"):
             operations = authorized_operations(ctx, ResourceType.TOPIC, name)
-        parts = cluster_metadata.partitions(view, name)
+        parts = cluster_metadata.partitions(view, name, None if cluster.view_trusted() else cluster.broker_id)
         return _topic(name, ErrorCode.NONE, parts, operations, cluster_metadata.topic_id(view, name))
     try:
         validate_topic_name(name)

@@ -95,6 +95,8 @@ class ClusterNode:
         self.ask_controller: AskController | None = None
         #: what ControlledShutdown and ElectLeaders ask of this broker while it is controller
         self.inbox = ControllerInbox(config)
+        #: ``session.disconnects`` when the published view was read: it is trusted while they agree
+        self._view_disconnects = -1
         #: the local replicas' roles (leader, follower), following each view
         self.replication = Replication(self)
 
@@ -191,6 +193,8 @@ class ClusterNode:
                     from hmb.cluster.shutdown import controlled_shutdown
 
                     await controlled_shutdown(self, self.ask_controller)
+                if self._endpoints:  # a clean stop: the high watermarks survive it
+                    self.replication.write_checkpoint()  # blocking, but a few ms, and the last step
                 await self.session.close()
 
     async def run_step(self) -> None:
@@ -231,6 +235,7 @@ class ClusterNode:
                 log.info("topic %s: settings not shared, the topic is gone", topic)
 
     async def _step(self) -> None:
+        disconnects = self.session.disconnects  # before anything is read: a cut-off meanwhile shows
         if self._config_changes:
             changes, self._config_changes = self._config_changes, {}
             try:
@@ -267,6 +272,8 @@ class ClusterNode:
                 raise
         self.inbox.answer(taken, results if self.epoch is not None else None)
         previous, self.view = self.view, view
+        if not self.session.lost:
+            self._view_disconnects = disconnects
         await self._follow(previous, view)
         self._updated.set()
         self._updated = trio.Event()
@@ -380,7 +387,19 @@ class ClusterNode:
             raise OSError(f"cannot reserve producer ids in ZooKeeper: {exc}") from None
 
     def leads(self, topic: str, partition: int) -> bool:
-        return self.view.leader(topic, partition) == self.broker_id
+        """Whether this broker may serve ``partition`` as its leader now.
+
+        Only while the view that names it leader was read after the last
+        disconnection from ZooKeeper: a broker cut off from ZooKeeper cannot
+        know whether its session expired and another broker was elected, so
+        it answers NOT_LEADER_OR_FOLLOWER (no acks=1 or acks=all write taken)
+        until it is connected (registered again, if the session was lost) and
+        has read a view that makes it leader again."""
+        return self.view_trusted() and self.view.leader(topic, partition) == self.broker_id
+
+    def view_trusted(self) -> bool:
+        """Whether the view was read after the last disconnection from ZooKeeper."""
+        return self._view_disconnects == self.session.disconnects and not self.session.lost
 
     async def wait_until(self, ready: Callable[[ClusterView], bool], timeout_s: float) -> bool:
         """Wait (bounded) until ``ready(view)`` is true; whether it became true."""

@@ -14,6 +14,10 @@ Rules:
   than ``zookeeper.session.timeout.ms``) removes the broker's ephemeral
   znodes; kazoo opens a new session by itself, and the wake-up it causes
   makes the broker register (and stand for controller) again.
+* Every disconnection (suspended or lost) is counted
+  (:attr:`ZkSession.disconnects`): a broker trusts its view only when it was
+  read after the last one, so a leader cut off from ZooKeeper stops leading
+  at once (see :meth:`hmb.cluster.node.ClusterNode.leads`).
 * ``zookeeper.connect`` may end in a chroot (``host:port/hmb``): the chroot is
   made if missing, then every path the cluster uses lives under it.
 """
@@ -51,6 +55,9 @@ class ZkSession:
         self._wake_send, self._wake_recv = trio.open_memory_channel[str](math.inf)
         #: set by kazoo's thread when the session was lost; the broker registers again
         self.lost = False
+        #: how many times the connection was suspended or the session lost (kazoo's thread counts):
+        #: a view read before the latest of them may be out of date
+        self.disconnects = 0
 
     async def start(self) -> None:
         """Connect (bounded by ``zookeeper.connection.timeout.ms``) and make the chroot."""
@@ -75,6 +82,8 @@ class ZkSession:
     def _on_state(self, state: str) -> None:
         if state == KazooState.LOST:
             self.lost = True
+        if state != KazooState.CONNECTED:
+            self.disconnects += 1
         log.info("ZooKeeper session %s", state.lower())
         self._post(f"session {state}")
 

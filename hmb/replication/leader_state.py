@@ -15,8 +15,10 @@ high watermark              the smallest log end over the ISR (the leader's own 
 ISR shrink                  a follower not caught up for ``replica.lag.time.max.ms``, or
                             whose broker is no longer registered (at once: Kafka's
                             controller drops a dead broker from the ISR)
-ISR expand                  a follower outside the ISR whose log end reached the high watermark
-                            (and the start of the leader's epoch)
+ISR expand                  a follower outside the ISR, of a registered broker, whose log end
+                            reached the high watermark (and the start of the leader's epoch)
+                            at a fetch after it left the ISR: one the controller dropped
+                            (its broker shutting down) must fetch again first
 ==========================  ===================================================================
 """
 
@@ -101,12 +103,22 @@ class LeaderState:
         )
         return keep if keep != self.isr else None
 
-    def expanded(self) -> tuple[int, ...] | None:
-        """The ISR with the followers that caught up to the high watermark; None: none did."""
+    def take_isr(self, isr: tuple[int, ...]) -> None:
+        """Another writer (the controller) set the ISR: who it dropped must fetch again before
+        rejoining (a broker shutting down has stopped fetching, and must stay out)."""
+        for b in self.isr:
+            if b not in isr and b in self.followers:
+                self.followers[b] = Follower(caught_up_at=self.followers[b].caught_up_at)
+        self.isr = tuple(isr)
+
+    def expanded(self, live: Collection[int] | None = None) -> tuple[int, ...] | None:
+        """The ISR with the followers that caught up to the high watermark, of brokers still
+        ``live`` (registered); None: none did."""
         joining = [
             b
             for b, f in self.followers.items()
             if b not in self.isr
+            and (live is None or b in live)
             and f.log_end >= self.high_watermark
             and f.log_end >= self.epoch_start
             and f.log_end != UNKNOWN

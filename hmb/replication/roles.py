@@ -7,7 +7,8 @@ Rules:
   that is not in a partition's assignment does nothing with it.
 * Becoming leader (a new epoch): the epoch begins at the log end
   (leader-epoch-checkpoint) and stamps every append; the high watermark is
-  held where it was (at the log start for a replica just started) and moves
+  held where it was (for a replica just started: its
+  ``replication-offset-checkpoint`` value, else the log start) and moves
   only by :class:`LeaderState`'s rule, after each append (the log's
   ``on_leader_append``) and each follower fetch.
 * Becoming follower (a new leader or epoch): the high watermark is held, the
@@ -19,6 +20,10 @@ Rules:
   (and at once when a follower catches up or a broker comes or goes) and
   writes shrinks and expansions with :func:`hmb.replication.isr.write_isr`;
   a follower whose broker is no longer registered leaves the ISR at once.
+* The high watermarks are checkpointed per log dir every
+  ``replica.high.watermark.checkpoint.interval.ms`` and at a clean shutdown
+  (:mod:`hmb.log.hw_checkpoint`); a partition whose high watermark is not
+  known yet keeps its checkpointed line.
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
 
 from hmb.cluster.layout import NO_LEADER, PartitionState
 from hmb.cluster.view import ClusterView
+from hmb.log import hw_checkpoint
 from hmb.replication.isr import write_isr
 from hmb.replication.leader_state import LeaderState
 
@@ -56,13 +63,6 @@ class Following:
     truncated: bool = False
 
 
-def _known_high_watermark(plog: PartitionLog) -> int:
-    """Where a replica's high watermark starts when its role changes: where it was, or, for a
-    replica that just started (no checkpoint of it is kept), the log start: it rises as soon as
-    the in-sync replicas are heard from, and never shows a record they might not hold."""
-    return plog.high_watermark if plog.high_watermark_known else plog.log_start_offset
-
-
 class Replication:
     """The replicas of one broker in a cluster."""
 
@@ -76,6 +76,8 @@ class Replication:
         self._nursery: trio.Nursery | None = None
         self._isr_check = trio.Event()
         self._live: set[int] = set()  # the registered brokers of the last view
+        #: the high watermarks read from replication-offset-checkpoint when replication started
+        self.checkpointed: dict[TP, int] = {}
 
     @property
     def lag_s(self) -> float:
@@ -84,10 +86,64 @@ class Replication:
     # ------------------------------------------------------------ the tasks
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            task_status.started()
-            await self._maintain_isr()
+        self.checkpointed = await trio.to_thread.run_sync(hw_checkpoint.read_all, self.node.logs.log_dirs)
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._checkpoint_periodically)
+                task_status.started()
+                await self._maintain_isr()
+        finally:
+            # stopping: a view step that was still running (a ZooKeeper call in a worker
+            # thread finishes before the cancellation shows) must start no fetcher now
+            self._nursery = None
+
+    async def _checkpoint_periodically(self) -> None:
+        interval_s = self.node.config.replica_high_watermark_checkpoint_interval_ms / 1000
+        while True:
+            await trio.sleep(interval_s)
+            rows = self.checkpoint_rows()
+            try:
+                await trio.to_thread.run_sync(self._write_checkpoints, rows)
+            except OSError as exc:  # a full or failing disk: tried again at the next interval
+                log.warning("replication-offset-checkpoint not written: %s", exc)
+
+    def checkpoint_rows(self) -> dict[Path, list[tuple[str, int, int]]]:
+        """Each log dir's (topic, partition, high watermark): known ones, else the checkpointed."""
+        rows: dict[Path, list[tuple[str, int, int]]] = {d: [] for d in self.node.logs.log_dirs}
+        for topic, logs in self.node.logs.topics.items():
+            for plog in logs:
+                if plog.high_watermark_known:
+                    hw = plog.high_watermark
+                elif (topic, plog.partition) in self.checkpointed:
+                    hw = self.checkpointed[(topic, plog.partition)]
+                else:
+                    continue
+                rows.setdefault(plog.directory.parent, []).append((topic, plog.partition, hw))
+        return rows
+
+    @staticmethod
+    def _write_checkpoints(rows: dict[Path, list[tuple[str, int, int]]]) -> None:
+        for log_dir, lines in rows.items():
+            hw_checkpoint.write(log_dir, lines)
+
+    def write_checkpoint(self) -> None:
+        """Write every log dir's checkpoint now (blocking: a clean shutdown's last step)."""
+        try:
+            self._write_checkpoints(self.checkpoint_rows())
+        except Exception as exc:  # never the reason a stop fails: the periodic one stands
+            log.warning("replication-offset-checkpoint not written at shutdown: %s", exc)
+
+    def _known_high_watermark(self, plog: PartitionLog) -> int:
+        """Where a replica's high watermark starts when its role changes: where it was; for a
+        replica that just started, its checkpointed value (within the log), else the log start:
+        it rises as soon as the in-sync replicas are heard from, and never shows a record they
+        might not hold."""
+        if plog.high_watermark_known:
+            return plog.high_watermark
+        start = plog.log_start_offset
+        saved = self.checkpointed.get((plog.topic, plog.partition))
+        return start if saved is None else max(start, min(saved, plog.log_end_offset))
 
     async def _maintain_isr(self) -> None:
         while True:
@@ -96,8 +152,10 @@ class Replication:
             self._isr_check = trio.Event()
             now = time.monotonic()
             live = self.node.view.brokers
+            if not self.node.view_trusted():
+                continue  # cut off from ZooKeeper: not leading now, nor writing ISRs
             for tp, leader in list(self.leaders.items()):
-                isr = leader.shrunk(now, self.lag_s, live) or leader.expanded()
+                isr = leader.shrunk(now, self.lag_s, live) or leader.expanded(live)
                 state = self.states.get(tp)
                 if isr is None or state is None or state.leader_epoch != leader.epoch:
                     continue
@@ -151,7 +209,8 @@ class Replication:
         if current is not None and current.epoch == state.leader_epoch:
             if known is None or state.zk_version > known.zk_version:  # an ISR written by another
                 self.states[tp] = state
-                current.isr = state.isr
+                current.take_isr(state.isr)
+                self._advance(tp)  # the controller dropped a dead follower: the HW may move now
             return
         self._stop_following(tp)
         plog.lead(state.leader_epoch)
@@ -161,7 +220,7 @@ class Replication:
             replicas,
             state.isr,
             plog.log_end_offset,
-            _known_high_watermark(plog),
+            self._known_high_watermark(plog),
             time.monotonic(),
         )
         self.leaders[tp] = leader
@@ -191,7 +250,7 @@ class Replication:
             return
         if tp in self.leaders:
             self._stop_leading(tp)
-        plog.set_high_watermark(_known_high_watermark(plog))
+        plog.set_high_watermark(self._known_high_watermark(plog))
         if current is not None and current.leader in self.fetchers:
             self.fetchers[current.leader].partitions.pop(tp, None)
         self.following[tp] = Following(state.leader, state.leader_epoch)
@@ -240,7 +299,7 @@ class Replication:
             return  # past the log end: a diverged copy, answered OFFSET_OUT_OF_RANGE, says nothing
         leader.fetched(replica, fetch_offset, plog.log_end_offset, time.monotonic())
         self._advance(tp)
-        if replica not in leader.isr and leader.expanded() is not None:
+        if replica not in leader.isr and leader.expanded(self.node.view.brokers) is not None:
             self._isr_check.set()
 
     def isr_size(self, topic: str, partition: int) -> int | None:

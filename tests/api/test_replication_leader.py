@@ -38,6 +38,9 @@ class StandInCluster:
     def leads(self, topic: str, partition: int) -> bool:
         return self.view.leader(topic, partition) == self.broker_id
 
+    def view_trusted(self) -> bool:
+        return True  # connected to its (absent) ZooKeeper throughout
+
 
 async def leading(broker: InProcessBroker, topic: str, isr: tuple[int, ...]) -> Replication:
     """Make ``broker`` (id 0) the leader of ``topic``-0 (one record in it) with ``isr``."""

@@ -1,5 +1,6 @@
 """What the replication tests share: a cluster whose views agree, RF=3 topics, the state
-znode's ISR, and byte comparison of the replicas' segment files."""
+znode's ISR, byte comparison of the replicas' segment files, and an idempotent acks=all
+producer whose acknowledged records are checked against the log."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import Any
 
 import pytest
 from cluster import Cluster
+
+from bench.replica_kills import read_partition
 
 ck = pytest.importorskip("confluent_kafka")
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
@@ -57,3 +60,47 @@ def no_tracebacks(cluster: Cluster) -> None:
     for i, b in cluster.brokers.items():
         text = b.log_text()
         assert "Traceback" not in text, f"broker {i}: {text[text.index('Traceback') - 300 :][:3000]}"
+
+
+class Producing:
+    """An idempotent acks=all librdkafka producer and what it saw acknowledged."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.topic = topic
+        self.producer = ck.Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "acks": "all",
+                "enable.idempotence": True,
+                "linger.ms": 2,
+                "message.timeout.ms": 60000,
+            }
+        )
+        self.acked: list[bytes] = []
+        self.failed: list[Any] = []
+        self.sent = 0
+
+    def _report(self, err: Any, msg: Any) -> None:
+        if err is None:
+            self.acked.append(msg.value())
+        else:
+            self.failed.append(err)
+
+    def produce(self, count: int, size: int = 0) -> None:
+        for _ in range(count):
+            value = b"r%06d" % self.sent + b"x" * size
+            self.producer.produce(self.topic, value=value, partition=0, on_delivery=self._report)
+            self.sent += 1
+            self.producer.poll(0.001)  # a steady stream, not one burst
+
+    def finish(self) -> None:
+        assert self.producer.flush(90) == 0
+        assert not self.failed, self.failed[:3]
+        assert len(self.acked) == self.sent
+
+
+def assert_all_read_back_once(bootstrap: str, topic: str, acked: list[bytes]) -> None:
+    values = read_partition(bootstrap, topic, len(acked))
+    assert len(values) == len(set(values)), "no record twice"
+    assert values == sorted(values), "in order"
+    assert set(acked) <= set(values), "every acknowledged record"

@@ -1,12 +1,11 @@
 """The controller's control side with real brokers: controlled shutdown, ElectLeaders, auto
 leader rebalance, and committed offsets across a coordinator's restart.
 
-Topics with three replicas are refused by CreateTopics until replication
-lands, so these tests write such a topic's assignment into ZooKeeper by hand
+These tests write a three-replica topic's assignment into ZooKeeper by hand
 (as Kafka's tools could) and let the controller place it: the leadership
-rules act on replicas and ISRs whether or not records flow.  Where a
-follower would rejoin the ISR by catching up, the test writes that ISR
-change itself, a conditional set as the leader's will be.
+rules act on replicas and ISRs whether or not records flow.  A follower that
+comes back rejoins the ISR through replication (its leader's conditional
+set), which the tests wait for.
 
 "Before the registration goes" is checked with ZooKeeper's own order: the
 zxid of each state change (``mzxid``) against the zxid at which the
@@ -138,12 +137,10 @@ def _codes(results: dict[TopicPartition, Any]) -> dict[int, int]:
 
 
 def _rejoin_isr(cluster: Cluster, topic: str, p: int, broker: int) -> None:
-    """What a follower that caught up gets from its leader: back into the ISR (conditional set)."""
-    path = f"/brokers/topics/{topic}/partitions/{p}/state"
-    data, stat = cluster.zk.get(path)
-    state = json.loads(data)
-    state["isr"] = [*state["isr"], broker]
-    cluster.zk.set(path, json.dumps(state).encode(), version=stat.version)
+    """A follower that came back catches up and its leader puts it back into the ISR."""
+    cluster.wait(
+        lambda: broker in _state(cluster, topic, p)[0]["isr"], timeout=60, what=f"{broker} back in sync"
+    )
 
 
 def test_elect_leaders_preferred_and_unclean_through_the_admin_client(cluster: Cluster) -> None:
@@ -153,16 +150,16 @@ def test_elect_leaders_preferred_and_unclean_through_the_admin_client(cluster: C
     mover = next(i for i in cluster.brokers if i != controller)
     own = next(p for p, r in THREE.items() if r[0] == mover)  # the partition mover prefers
     assert cluster.brokers[mover].stop() == 0
-    cluster.brokers[mover].restart()
-    cluster.wait(lambda: cluster.zk.exists(f"/brokers/ids/{mover}"), what="the broker back")
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap, "log_level": 3})
     asked = [TopicPartition("pref", p) for p in THREE]
 
     got = _codes(admin.elect_leaders(ElectionType.PREFERRED, asked).result(30))
     others = {p: KafkaError.ELECTION_NOT_NEEDED for p in THREE if p != own}
-    assert got == {own: KafkaError.PREFERRED_LEADER_NOT_AVAILABLE, **others}  # back, not in sync yet
+    assert got == {own: KafkaError.PREFERRED_LEADER_NOT_AVAILABLE, **others}  # away, out of sync
 
     before = _state(cluster, "pref", own)[0]
+    cluster.brokers[mover].restart()
+    cluster.wait(lambda: cluster.zk.exists(f"/brokers/ids/{mover}"), what="the broker back")
     _rejoin_isr(cluster, "pref", own, mover)
     got = _codes(admin.elect_leaders(ElectionType.PREFERRED, asked).result(30))
     assert got == {own: 0, **others}
@@ -271,7 +268,14 @@ def test_auto_leader_rebalance_gives_leadership_back(balancing: Cluster) -> None
     cluster.wait(lambda: _state(cluster, "bal", own)[0]["leader"] == mover, what="leadership given back")
 
 
-def test_committed_offsets_survive_their_coordinator_being_killed(cluster: Cluster) -> None:
+@pytest.fixture
+def offsets_alone(zookeeper: ZooKeeperProcess, tmp_path: Path) -> Iterator[Cluster]:
+    """A cluster whose committed offsets have one replica: their partition goes offline with it."""
+    yield from three_brokers(zookeeper.connect, tmp_path, "offsets.topic.replication.factor=1")
+
+
+def test_committed_offsets_survive_their_coordinator_being_killed(offsets_alone: Cluster) -> None:
+    cluster = offsets_alone
     _single_replica_topic(cluster, "work", 1)
     producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "log_level": 3})
     for i in range(10):

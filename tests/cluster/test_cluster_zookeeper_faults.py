@@ -59,3 +59,25 @@ def test_the_cluster_works_on_after_a_zookeeper_restart(
     # CreateTopics answers once the controller has placed every partition
     for p in range(3):
         assert cluster.json(f"/brokers/topics/after-restart/partitions/{p}/state")["leader"] in (0, 1, 2)
+
+
+def test_acknowledged_records_survive_a_zookeeper_restart_under_produce(
+    zookeeper: ZooKeeperProcess, cluster: Cluster
+) -> None:
+    """Leaders refuse writes while ZooKeeper is away (they cannot know they still lead); the
+    idempotent producer retries, and once the brokers are back every acknowledged record is
+    in the log once, in order."""
+    from replicas import Producing, assert_all_read_back_once, create, everyone_sees_everyone, isr
+
+    everyone_sees_everyone(cluster)
+    create(cluster, "zk-restart", 1, **{"min.insync.replicas": "2"})
+    writer = Producing(cluster.bootstrap, "zk-restart")
+    writer.produce(300)
+    zookeeper.stop()
+    writer.produce(300)  # queued and retried while ZooKeeper is away
+    zookeeper.start()
+    writer.produce(300)
+    writer.finish()
+    cluster.zk.restart()
+    cluster.wait(lambda: isr(cluster, "zk-restart") == [0, 1, 2], timeout=60, what="a whole ISR")
+    assert_all_read_back_once(cluster.bootstrap, "zk-restart", writer.acked)

@@ -72,3 +72,16 @@ def test_a_follower_whose_broker_is_gone_leaves_at_once() -> None:
     state.fetched(3, 100, 100, now=1.0)
     assert state.shrunk(now=2.0, lag_s=LAG, live={1, 2, 3}) is None
     assert state.shrunk(now=2.0, lag_s=LAG, live={1, 2}) == (1, 2), "3's session ended"
+
+
+def test_a_follower_the_controller_dropped_rejoins_only_after_fetching_again() -> None:
+    state = leader()
+    state.fetched(2, 100, 100, now=1.0)
+    state.fetched(3, 100, 100, now=1.0)
+    state.take_isr((1, 2))  # controlled shutdown of broker 3: the controller wrote the ISR
+    assert state.isr == (1, 2)
+    assert state.expanded() is None, "its fetch before the drop does not bring it back"
+    assert state.advance(100) == 100, "the smaller ISR moves the high watermark"
+    state.fetched(3, 100, 100, now=2.0)
+    assert state.expanded(live={1, 2}) is None, "nor does a fetch once its broker is gone"
+    assert state.expanded(live={1, 2, 3}) == (1, 2, 3)

@@ -135,6 +135,18 @@ PROPERTIES: tuple[Property, ...] = (
         unit="ms",
     ),
     Property(
+        "replica.high.watermark.checkpoint.interval.ms",
+        INT,
+        5000,
+        "How often each log dir's replication-offset-checkpoint is rewritten with the high "
+        "watermarks of this broker's replicas (also at a clean shutdown): a restarted replica "
+        "starts from it instead of its log start.",
+        CLUSTER,
+        attr="replica_high_watermark_checkpoint_interval_ms",
+        at_least=1,
+        unit="ms",
+    ),
+    Property(
         "replica.fetch.wait.max.ms",
         INT,
         500,
