@@ -274,21 +274,17 @@ def offsets_alone(zookeeper: ZooKeeperProcess, tmp_path: Path) -> Iterator[Clust
     yield from three_brokers(zookeeper.connect, tmp_path, "offsets.topic.replication.factor=1")
 
 
-def test_committed_offsets_survive_their_coordinator_being_killed(offsets_alone: Cluster) -> None:
-    cluster = offsets_alone
+_KEEPER = {"group.id": "keeper", "auto.offset.reset": "earliest", "enable.auto.commit": False, "log_level": 3}
+
+
+def _commit_six(cluster: Cluster) -> int:
+    """Group "keeper" reads 6 of 10 records of "work" and commits; the offsets partition it uses."""
     _single_replica_topic(cluster, "work", 1)
     producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "log_level": 3})
     for i in range(10):
         producer.produce("work", f"m{i}".encode())
     assert producer.flush(30) == 0
-    config = {
-        "bootstrap.servers": cluster.bootstrap,
-        "group.id": "keeper",
-        "auto.offset.reset": "earliest",
-        "enable.auto.commit": False,
-        "log_level": 3,
-    }
-    consumer = ck.Consumer(config)
+    consumer = ck.Consumer({**_KEEPER, "bootstrap.servers": cluster.bootstrap})
     consumer.subscribe(["work"])
     seen = 0
     while seen < 6:
@@ -298,19 +294,41 @@ def test_committed_offsets_survive_their_coordinator_being_killed(offsets_alone:
     consumer.commit(asynchronous=False)
     consumer.close()
     offsets = cluster.json("/brokers/topics/__consumer_offsets")["partitions"]
-    home = coordinator_partition("keeper", len(offsets))  # the group's partition of the offsets topic
+    return coordinator_partition("keeper", len(offsets))  # the group's partition of the offsets topic
+
+
+def _committed(cluster: Cluster) -> int:
+    consumer = ck.Consumer({**_KEEPER, "bootstrap.servers": cluster.bootstrap})
+    try:
+        return int(consumer.committed([TopicPartition("work", 0)], timeout=30)[0].offset)
+    finally:
+        consumer.close()
+
+
+def test_committed_offsets_survive_their_coordinator_being_killed(offsets_alone: Cluster) -> None:
+    cluster = offsets_alone
+    home = _commit_six(cluster)
     coordinator = _state(cluster, "__consumer_offsets", home)[0]["leader"]
-    assert [coordinator] == offsets[str(home)]
+    assert [coordinator] == cluster.json("/brokers/topics/__consumer_offsets")["partitions"][str(home)]
     cluster.brokers[coordinator].kill()
     cluster.wait(lambda: _state(cluster, "__consumer_offsets", home)[0]["leader"] == -1, what="offline")
     cluster.brokers[coordinator].restart()
     cluster.wait(lambda: _state(cluster, "__consumer_offsets", home)[0]["leader"] == coordinator, what="back")
-    consumer = ck.Consumer({**config, "bootstrap.servers": cluster.bootstrap})
-    try:
-        committed = consumer.committed([TopicPartition("work", 0)], timeout=30)
-        assert committed[0].offset == 6
-    finally:
-        consumer.close()
+    assert _committed(cluster) == 6
+
+
+def test_committed_offsets_move_to_an_in_sync_follower_when_their_coordinator_dies(cluster: Cluster) -> None:
+    """Three replicas (the default): the commit was answered only once every in-sync replica
+    held it, so the follower that takes the partition over reads it back from its own copy."""
+    home = _commit_six(cluster)
+    assert sorted(cluster.json("/brokers/topics/__consumer_offsets")["partitions"][str(home)]) == [0, 1, 2]
+    coordinator = _state(cluster, "__consumer_offsets", home)[0]["leader"]
+    cluster.brokers[coordinator].kill()  # at once: no time for followers to catch up afterwards
+    cluster.wait(
+        lambda: _state(cluster, "__consumer_offsets", home)[0]["leader"] not in (-1, coordinator),
+        what="a new coordinator",
+    )
+    assert _committed(cluster) == 6
 
 
 def test_topics_describe_shows_replicas_isr_and_offline(
