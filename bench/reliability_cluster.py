@@ -189,13 +189,25 @@ def cluster_path(run: Run, home: Path, size: int) -> Iterator[ClusterPath]:
 def create_replicated_topic(path: ClusterPath, min_isr: int) -> str:
     """A new topic of :data:`PARTITIONS` partitions at :data:`REPLICATION`, its leaders elected
     and every ISR whole before the producer starts."""
+    import confluent_kafka as ck
     from confluent_kafka.admin import AdminClient, NewTopic
 
     name = f"study-{time.time_ns() % 10**12}"
     admin = AdminClient({"bootstrap.servers": path.bootstrap, "log_level": 3})
     topic = NewTopic(name, PARTITIONS, REPLICATION, config={"min.insync.replicas": str(min_isr)})
-    for future in admin.create_topics([topic]).values():
-        future.result(30)
+
+    def created() -> bool:
+        """The broker asked may not see every broker yet (its view lags ZooKeeper's
+        registrations by a watch): INVALID_REPLICATION_FACTOR then, and asking again helps."""
+        try:
+            admin.create_topics([topic])[name].result(30)
+        except ck.KafkaException as exc:
+            if exc.args[0].code() != ck.KafkaError.INVALID_REPLICATION_FACTOR:
+                raise
+            return False
+        return True
+
+    _wait(created, f"{name} created at RF={REPLICATION}")
 
     def ready() -> bool:
         states = [path.state(name, p) for p in range(PARTITIONS)]
