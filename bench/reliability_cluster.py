@@ -315,7 +315,9 @@ def execute_cluster(run: Run, size: int, delivery_timeout_s: float = 120.0) -> O
         driver = Driver(*args, prefix=path.link.exec_prefix if path.link else None)
         try:
             t0 = time.monotonic()
-            while driver.running():
+            # a leader's kill or cut is held for its whole window even when the producer is
+            # done sooner (acks=0 waits for nobody): the read-back must see what it left
+            while driver.running() or schedule.state == "during":
                 schedule.tick(time.monotonic() - t0)
                 time.sleep(0.02)  # a schedule tick: faults start and end on time
             schedule.end()
