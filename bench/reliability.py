@@ -173,7 +173,16 @@ def read_back(
         tps = [ck.TopicPartition(topic, p) for p in range(partitions)]
 
         def watermarks() -> list[int]:
-            return [c.get_watermark_offsets(tp, timeout=30)[1] for tp in tps]
+            """The partitions' high watermarks; asked again while a leader is unknown
+            (on a cluster, just after a leader's fault, for a ZooKeeper session or so)."""
+            give_up = time.monotonic() + timeout / 2
+            while True:
+                try:
+                    return [c.get_watermark_offsets(tp, timeout=30)[1] for tp in tps]
+                except ck.KafkaException:
+                    if time.monotonic() > give_up:
+                        raise
+                    time.sleep(0.5)  # a bounded wait for the metadata to name a leader
 
         high = watermarks()
         stable_since = time.monotonic()

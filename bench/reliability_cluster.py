@@ -328,6 +328,7 @@ def execute_cluster(run: Run, size: int, delivery_timeout_s: float = 120.0) -> O
         for broker in path.brokers.values():
             if not broker.alive():
                 broker.restart()
+        _wait(lambda: all(path.state(topic, p).get("leader", -1) >= 0 for p in range(PARTITIONS)), "leaders")
         seqs = read_back(path.bootstrap, topic, partitions=PARTITIONS)
         changes = sum(b - a for a, b in zip(first_epochs, path.epochs(topic), strict=True))
     outcome = _outcome(run, result, seqs, schedule.windowed)
