@@ -144,22 +144,35 @@ def run_reliability(args: argparse.Namespace) -> int:
         runs = reliability.rack(records, args.repetitions, clients, args.rate)
     else:
         runs = reliability.extra(records, args.repetitions, clients, args.rate)
+    if args.cluster:
+        from bench import reliability_cluster
+
+        if problem := reliability_cluster.unavailable():
+            print(f"error: --cluster needs ZooKeeper: {problem}", file=sys.stderr)
+            return 2
+        runs = reliability_cluster.cluster_runs(runs, args.matrix, args.cluster)
+        if args.matrix == "quick":  # the suite's short version: loss is the trak and rack matrices'
+            runs = [r for r in runs if r.fault.kind != "loss"]
+    if args.semantics:
+        wanted = {s.strip() for s in args.semantics.split(",")}
+        runs = [r for r in runs if r.semantics.name in wanted]
     kinds = {k.strip() for k in args.faults.split(",") if k.strip()} if args.faults else None
     if kinds is not None:
-        if unknown := kinds - {"none", "loss", "delay", "stall", "reset", "kill"}:
+        if unknown := kinds - {"none", "loss", "delay", "stall", "reset", "kill", "partition"}:
             print(f"error: unknown fault kind(s) {sorted(unknown)}", file=sys.stderr)
             return 2
         runs = [r for r in runs if r.fault.kind in kinds]
     if args.matrix in ("trak", "rack") and (problem := reliability.netns.unavailable()):
         print(f"note: {problem}; the packet-loss cells are skipped", file=sys.stderr)
         runs = [r for r in runs if r.fault.kind != "loss"]
-    out_dir: Path = (
-        args.out or ROOT / "bench" / "results" / f"reliability-{args.matrix}-{time.strftime('%Y-%m-%d')}"
-    )
+    where = f"{args.matrix}-cluster" if args.cluster else args.matrix
+    out_dir: Path = args.out or ROOT / "bench" / "results" / f"reliability-{where}-{time.strftime('%F')}"
     out_dir.mkdir(parents=True, exist_ok=True)
     outcomes = out_dir / "outcomes.jsonl"
+    skipped: dict[str, str] = {}  # semantics -> why this build cannot run that row
     if outcomes.exists() and not args.append:
         outcomes.unlink()
+        (out_dir / "skipped.jsonl").unlink(missing_ok=True)
     elif outcomes.exists() and kinds is not None:  # a rerun of some cells replaces their rows
         lines = outcomes.read_text().splitlines()
         kept = [line for line in lines if json.loads(line)["fault_kind"] not in kinds]
@@ -174,7 +187,16 @@ def run_reliability(args: argparse.Namespace) -> int:
             for i, run in enumerate(runs):
                 eta = (time.monotonic() - started) / i * (len(runs) - i) if i else 0
                 bar.update(i, f"{run.client} {run.semantics.name} {run.fault.label} | ETA {_eta(eta)}")
-                outcome = reliability.execute(run, args.delivery_timeout)
+                if run.semantics.name in skipped:
+                    continue
+                try:
+                    outcome = reliability.execute(run, args.delivery_timeout)
+                except reliability.RowSkippedError as why:  # said, recorded, the row left out
+                    bar.println(f"skipped: {why}")
+                    skipped[run.semantics.name] = str(why)
+                    with (out_dir / "skipped.jsonl").open("a") as s:
+                        s.write(json.dumps({"semantics": run.semantics.name, "reason": str(why)}) + "\n")
+                    continue
                 f.write(json.dumps(reliability.outcome_row(outcome)) + "\n")
                 f.flush()
                 if outcome.lost_acked:
@@ -285,9 +307,18 @@ def main(argv: list[str] | None = None) -> int:
     rel.add_argument(
         "--faults",
         metavar="KIND[,KIND]",
-        help="run only the cells with these fault kinds (none, loss, delay, stall, reset, kill); "
+        help="run only the cells with these fault kinds (none, loss, delay, stall, reset, kill, partition); "
         "with --append their earlier rows are replaced, to rerun part of a matrix",
     )
+    rel.add_argument(
+        "--cluster",
+        type=int,
+        default=0,
+        metavar="BROKERS",
+        help="run every cell on ZooKeeper and this many brokers (3: the papers' cluster), a topic with "
+        "3 partitions at RF=3; kill and partition hit the leader of the partition being written",
+    )
+    rel.add_argument("--semantics", metavar="NAME[,NAME]", help="only these rows (e.g. rack,at-most-once)")
     rel.add_argument("--spark-master", help="Spark master URL (default local[*])")
     sub.add_parser("scale", help="cost against partitions and connections, hmb and Tansu (bench/scale.py)")
     r = sub.add_parser("report", help="aggregate samples.jsonl / outcomes.jsonl of a results folder again")

@@ -282,6 +282,7 @@ def sequenced(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
     latencies: list[float] = []
     failed_seqs: list[int] = []
     acks = int(args.acks)
+    retries: list[int] = []  # librdkafka's latest txretries total, or rAck's resends
     t0 = time.monotonic()
 
     def pace(seq: int) -> None:
@@ -295,6 +296,9 @@ def sequenced(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
     if args.client == "librdkafka":
         import confluent_kafka as ck
 
+        def on_stats(stats: str) -> None:
+            retries[:] = [_txretries(stats)]
+
         conf = {
             "bootstrap.servers": args.bootstrap,
             "acks": acks,
@@ -303,6 +307,9 @@ def sequenced(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
             "message.timeout.ms": int(args.delivery_timeout * 1000),
             "enable.idempotence": args.idempotent,
             "log_level": 0,
+            # the retries, evidence for explaining duplicates and slow runs
+            "statistics.interval.ms": 500,
+            "stats_cb": on_stats,
         }
         p = ck.Producer(conf)
 
@@ -334,6 +341,8 @@ def sequenced(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
         from hmb_client.producer import Producer
 
         extra: dict[str, Any] = {"enable_idempotence": True} if args.idempotent else {}
+        if acks == -2 and args.rack_zookeeper:
+            extra["rack_zookeeper_connect"] = args.rack_zookeeper  # receipts are znodes there
         hp = Producer(
             args.bootstrap,
             acks=acks,
@@ -366,6 +375,9 @@ def sequenced(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
             hp.flush(args.delivery_timeout + 30)
         finally:
             hp.close(10)
+        monitor_stats = getattr(getattr(hp, "monitor", None), "stats", None)
+        if monitor_stats is not None:
+            retries[:] = [monitor_stats.resent]
     elapsed = time.monotonic() - t0
     latencies.sort()
 
@@ -381,7 +393,14 @@ def sequenced(args: argparse.Namespace, counter: Counter) -> dict[str, Any]:
         "ack_p99_ms": pct(0.99),
         "error": counter.first_error,
         "failed_seqs": failed_seqs,
+        "retries": retries[0] if retries else None,
     }
+
+
+def _txretries(stats_json: str) -> int:
+    """The total of librdkafka's per-broker ``txretries`` in one statistics report."""
+    stats = json.loads(stats_json)
+    return sum(int(b.get("txretries", 0)) for b in stats.get("brokers", {}).values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -418,6 +437,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--delivery-timeout", type=float, default=120.0, help="sequenced: delivery timeout, seconds"
+    )
+    ap.add_argument(
+        "--rack-zookeeper",
+        default="",
+        help="sequenced with --acks -2: the cluster's ZooKeeper (HOST:PORT/chroot), where receipts are",
     )
     args = ap.parse_args(argv)
     work = {"produce": produce, "consume": consume, "latency": latency, "sequenced": sequenced}[args.mode]

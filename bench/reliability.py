@@ -22,6 +22,11 @@ needs root), ``delay`` (ms), ``stall`` (seconds of silence), ``reset``
 ``kill`` (the broker is killed with SIGKILL and restarted after ``value``
 seconds).  A window is ``(start_s, end_s)`` after the producer starts;
 runs that use one are paced (``rate``) so they last long enough.
+
+A run with ``cluster`` set runs on ZooKeeper and that many brokers, a topic
+of 3 partitions at RF=3 (:mod:`bench.reliability_cluster`, which also adds
+``partition``: the leader cut off the network); its outcome adds the leader
+changes and the producer's retries seen.
 """
 
 from __future__ import annotations
@@ -40,6 +45,11 @@ from bench import netns
 from bench.faultproxy import FaultProxy, Faults
 from bench.hmb_process import BrokerProcess, free_port
 from bench.studies import Driver, create_topic, machine_info
+
+
+class RowSkippedError(Exception):
+    """A row this build cannot run (e.g. exactly-once on a cluster without transactions there);
+    the message says why, and the matrix runner records it and leaves the row out."""
 
 
 @dataclass(frozen=True)
@@ -70,13 +80,14 @@ RACK = Semantics("rack", -2)
 
 @dataclass(frozen=True)
 class Fault:
-    kind: str = "none"  # none, loss, delay, stall, reset, kill
+    kind: str = "none"  # none, loss, delay, stall, reset, kill, partition (a cluster's leader cut off)
     value: float = 0.0  # percent, ms, seconds, probability, seconds down
     window: tuple[float, float] | None = None  # (start, end) seconds after the producer starts
 
     @property
     def label(self) -> str:
-        unit = {"loss": "%", "delay": " ms", "stall": " s", "reset": "", "kill": " s down"}.get(self.kind, "")
+        units = {"loss": "%", "delay": " ms", "stall": " s", "reset": "", "kill": " s down"}
+        unit = (units | {"partition": " s cut"}).get(self.kind, "")
         when = f" in {self.window[0]:g}-{self.window[1]:g} s" if self.window else ""
         return "none" if self.kind == "none" else f"{self.kind} {self.value:g}{unit}{when}"
 
@@ -91,6 +102,7 @@ class Run:
     message_size: int = 100
     rate: float = 0.0  # messages/s; 0: as fast as possible
     repetition: int = 0
+    cluster: int = 0  # brokers of a cluster (bench.reliability_cluster); 0: one broker alone
 
 
 @dataclass
@@ -122,13 +134,21 @@ class Outcome:
     ack_p99_ms: float | None
     machine: str = field(default_factory=machine_info)
     run_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    cluster: int = 0  # brokers; 0: one broker alone
+    partitions: int = 1
+    min_isr: int = 1
+    leader_changes: int = 0  # the partitions' leader-epoch increases during the run
+    retries: int | None = None  # the producer's retries (librdkafka) or rAck's resends; None: unknown
 
 
 _SEQ = struct.Struct(">q")
 
 
-def read_back(bootstrap: str, topic: str, timeout: float = 120, settle_s: float = 2.0) -> list[int]:
-    """Every sequence number in the partition, in offset order (librdkafka, from offset 0).
+def read_back(
+    bootstrap: str, topic: str, timeout: float = 120, settle_s: float = 2.0, partitions: int = 1
+) -> list[int]:
+    """Every sequence number in the topic's partitions, in offset order within each
+    (librdkafka, from offset 0).
 
     The end is the high watermark once it has stopped moving for ``settle_s``:
     when an acks=0 producer exits, what it wrote is still on its way (in the
@@ -150,31 +170,44 @@ def read_back(bootstrap: str, topic: str, timeout: float = 120, settle_s: float 
         }
     )
     try:
-        tp = ck.TopicPartition(topic, 0)
-        _low, high = c.get_watermark_offsets(tp, timeout=30)
+        tps = [ck.TopicPartition(topic, p) for p in range(partitions)]
+
+        def watermarks() -> list[int]:
+            """The partitions' high watermarks; asked again while a leader is unknown
+            (on a cluster, just after a leader's fault, for a ZooKeeper session or so)."""
+            give_up = time.monotonic() + timeout / 2
+            while True:
+                try:
+                    return [c.get_watermark_offsets(tp, timeout=30)[1] for tp in tps]
+                except ck.KafkaException:
+                    if time.monotonic() > give_up:
+                        raise
+                    time.sleep(0.5)  # a bounded wait for the metadata to name a leader
+
+        high = watermarks()
         stable_since = time.monotonic()
         settle_deadline = stable_since + timeout / 2
         while time.monotonic() - stable_since < settle_s and time.monotonic() < settle_deadline:
-            time.sleep(0.25)  # polling the watermark, a bounded wait on "it stopped moving"
-            _low, now = c.get_watermark_offsets(tp, timeout=30)
+            time.sleep(0.25)  # polling the watermarks, a bounded wait on "they stopped moving"
+            now = watermarks()
             if now != high:
                 high, stable_since = now, time.monotonic()
-        c.assign([ck.TopicPartition(topic, 0, 0)])
+        c.assign([ck.TopicPartition(topic, p, 0) for p in range(partitions)])
         seqs: list[int] = []
-        last = -1
+        last = [-1] * partitions
         deadline = time.monotonic() + timeout
-        while last < high - 1:
+        while any(last[p] < high[p] - 1 for p in range(partitions)):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"read back stopped at offset {last} of {high}")
+                raise RuntimeError(f"read back stopped at offsets {last} of {high}")
             for msg in c.consume(10000, 0.5):
-                error = msg.error()
+                error, p = msg.error(), msg.partition() or 0
                 if error is None:
                     value = msg.value() or b""
                     if len(value) >= _SEQ.size:
                         seqs.append(_SEQ.unpack_from(value)[0])
-                    last = msg.offset() or 0
-                elif error.code() == ck.KafkaError._PARTITION_EOF and (msg.offset() or 0) >= high:
-                    last = high - 1  # the end: transaction markers take the last offsets, no message does
+                    last[p] = msg.offset() or 0
+                elif error.code() == ck.KafkaError._PARTITION_EOF and (msg.offset() or 0) >= high[p]:
+                    last[p] = high[p] - 1  # the end: transaction markers take the last offsets
         return seqs
     finally:
         c.close()
@@ -217,6 +250,10 @@ def _apply(fault: Fault, on: bool, proxy: FaultProxy | None, link: netns.LossyLi
 
 def execute(run: Run, delivery_timeout_s: float = 120.0) -> Outcome:
     """One run, start to verdict; every process it starts is stopped on the way out."""
+    if run.cluster:
+        from bench.reliability_cluster import execute_cluster
+
+        return execute_cluster(run, run.cluster, delivery_timeout_s)
     with (
         tempfile.TemporaryDirectory(prefix="hmb-rel-") as tmp,
         _path(run, Path(tmp) / "data") as (

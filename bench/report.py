@@ -16,8 +16,10 @@ job is the same either way.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -313,14 +315,21 @@ RELIABILITY_SCHEMA = (
     "fault_kind STRING, fault_value DOUBLE, windowed BOOLEAN, message_size INT, repetition INT, n BIGINT, "
     "acked BIGINT, failed BIGINT, m BIGINT, m_distinct BIGINT, loss_rate DOUBLE, dup_rate DOUBLE, "
     "dup_ids BIGINT, lost_acked BIGINT, throughput_msg_s DOUBLE, elapsed_s DOUBLE, ack_p50_ms DOUBLE, "
-    "ack_p95_ms DOUBLE, ack_p99_ms DOUBLE, machine STRING, run_at STRING, published STRING"
+    "ack_p95_ms DOUBLE, ack_p99_ms DOUBLE, machine STRING, run_at STRING, published STRING, "
+    "cluster INT, partitions INT, min_isr INT, leader_changes BIGINT, retries BIGINT"
 )
 
 
+#: what makes a cell of the reliability tables
+CELL = ("study", "cluster", "client", "semantics", "fault", "fault_kind", "fault_value", "message_size")
+
+
 def aggregate_reliability(outcomes_jsonl: Path, parquet_dir: Path, master: str | None = None) -> Aggregates:
-    """Runs -> Parquet -> per cell (study, client, semantics, fault, size): mean loss and
-    duplicate rates over the repetitions, totals of duplicated ids and of acknowledged
-    messages lost, throughput and acknowledgement latency."""
+    """Runs -> Parquet -> per cell (study, cluster, client, semantics, fault, size): mean loss
+    and duplicate rates over the repetitions, totals of duplicated ids and of acknowledged
+    messages lost, throughput and acknowledgement latency; on a cluster also the leader
+    changes and the producer's retries (rAck: resends) summed over the runs.  Runs recorded
+    before the cluster columns existed count as one broker (``cluster`` 0)."""
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
     spark = spark_session(master)
@@ -329,10 +338,21 @@ def aggregate_reliability(outcomes_jsonl: Path, parquet_dir: Path, master: str |
         spark.read.schema(RELIABILITY_SCHEMA).json(str(outcomes_jsonl)).write.mode("overwrite").parquet(
             str(parquet_dir)
         )
-        df = spark.read.parquet(str(parquet_dir))
+        df = spark.read.parquet(str(parquet_dir)).withColumn(
+            "cluster", F.coalesce(F.col("cluster"), F.lit(0))
+        )
         meta = df.select("machine", "run_at").orderBy("run_at").first()
         cells = (
-            df.groupBy("study", "client", "semantics", "fault", "fault_kind", "fault_value", "message_size")
+            df.groupBy(
+                "study",
+                "cluster",
+                "client",
+                "semantics",
+                "fault",
+                "fault_kind",
+                "fault_value",
+                "message_size",
+            )
             .agg(
                 F.count("*").alias("runs"),
                 F.sum("n").alias("n"),
@@ -348,6 +368,9 @@ def aggregate_reliability(outcomes_jsonl: Path, parquet_dir: Path, master: str |
                 F.mean("ack_p95_ms").alias("p95_ms"),
                 F.mean("ack_p99_ms").alias("p99_ms"),
                 F.max("published").alias("published"),
+                F.max("min_isr").alias("min_isr"),
+                F.sum("leader_changes").alias("leader_changes"),
+                F.sum("retries").alias("retries"),
             )
             .orderBy("study", "fault_kind", "fault_value", "message_size", "semantics", "client")
         )
@@ -361,25 +384,38 @@ def aggregate_reliability(outcomes_jsonl: Path, parquet_dir: Path, master: str |
         spark.stop()
 
 
-def reliability_markdown(agg: Aggregates) -> str:
+def reliability_markdown(agg: Aggregates, skipped: Sequence[dict[str, str]] = ()) -> str:
+    """One table per study and cluster size; a cluster's tables add its min.insync.replicas,
+    the leader changes and the producer's retries; rows left out are listed with the reason."""
     lines = [f"Machine: {agg.machine}. Run: {agg.run_at}.", ""]
-    for study in sorted({r["study"] for r in agg.throughput}):
+    for study, cluster in sorted({(r["study"], r["cluster"] or 0) for r in agg.throughput}):
+        rows = [r for r in agg.throughput if r["study"] == study and (r["cluster"] or 0) == cluster]
+        where = f", {cluster} brokers, min.insync.replicas {rows[0]['min_isr']}" if cluster else ""
+        extra_head, extra_rule = (" leader changes | retries |", "---:|---:|") if cluster else ("", "")
         lines += [
-            f"### {study}",
+            f"### {study}{where}",
             "",
             "| fault | size B | semantics | client | runs | N | M | M' | loss α % | dup β % | dup ids "  # noqa: RUF001
-            "| acked lost | msg/s | ack p50/p95/p99 ms | published |",
-            "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+            f"| acked lost | msg/s | ack p50/p95/p99 ms |{extra_head} published |",
+            f"|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|{extra_rule}---|",
         ]
-        for r in (r for r in agg.throughput if r["study"] == study):
+        for r in rows:
             lat = "/".join(f"{r[k]:.0f}" if r[k] is not None else "-" for k in ("p50_ms", "p95_ms", "p99_ms"))
+            extra = ""
+            if cluster:
+                retries = "-" if r["retries"] is None else f"{r['retries']:,}"
+                extra = f" {r['leader_changes'] or 0} | {retries} |"
             lines.append(
                 f"| {r['fault']} | {r['message_size']} | {r['semantics']} | {r['client']} | {r['runs']} "
                 f"| {r['n']:,} | {r['m']:,} | {r['m_distinct']:,} "
                 f"| {r['alpha_pct']:.4f} | {r['beta_pct']:.4f} "
-                f"| {r['dup_ids']} | {r['lost_acked']} | {r['msg_s']:,.0f} | {lat} | {r['published'] or ''} |"
+                f"| {r['dup_ids']} | {r['lost_acked']} | {r['msg_s']:,.0f} | {lat} |{extra} "
+                f"{r['published'] or ''} |"
             )
         lines.append("")
+    for reason in sorted({s["reason"] for s in skipped}):
+        rows_out = sorted({s["semantics"] for s in skipped if s["reason"] == reason})
+        lines += [f"Not run ({', '.join(rows_out)}): {reason}", ""]
     return "\n".join(lines)
 
 
@@ -404,9 +440,15 @@ def reliability_plots(agg: Aggregates, out_dir: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     written = []
-    for study in sorted({r["study"] for r in agg.throughput}):
+    for study, cluster in sorted({(r["study"], r["cluster"] or 0) for r in agg.throughput}):
         for kind in ("loss", "delay"):
-            rows = [r for r in agg.throughput if r["study"] == study and r["fault_kind"] in (kind, "none")]
+            rows = [
+                r
+                for r in agg.throughput
+                if r["study"] == study
+                and (r["cluster"] or 0) == cluster
+                and r["fault_kind"] in (kind, "none")
+            ]
             if not any(r["fault_kind"] == kind for r in rows):
                 continue
             sizes = sorted({r["message_size"] for r in rows})
@@ -440,9 +482,10 @@ def reliability_plots(agg: Aggregates, out_dir: Path) -> list[Path]:
                 axes[2].legend(fontsize=7)
                 if published:
                     axes[0].legend(fontsize=7)
-            fig.suptitle(f"{study}: delivery under {kind}")
+            on = f", {cluster} brokers" if cluster else ""
+            fig.suptitle(f"{study}: delivery under {kind}{on}")
             fig.tight_layout()
-            path = out_dir / f"reliability-{study}-{kind}.png"
+            path = out_dir / f"reliability-{study}{f'-cluster{cluster}' if cluster else ''}-{kind}.png"
             fig.savefig(path, dpi=90)
             plt.close(fig)
             written.append(path)
@@ -454,5 +497,9 @@ def render_reliability(
 ) -> tuple[Path, list[Path]]:
     agg = aggregate_reliability(outcomes_jsonl, out_dir / "outcomes.parquet", master)
     md = out_dir / "report.md"
-    md.write_text(reliability_markdown(agg))
+    skipped_jsonl = out_dir / "skipped.jsonl"
+    skipped = (
+        [json.loads(x) for x in skipped_jsonl.read_text().splitlines()] if skipped_jsonl.exists() else []
+    )
+    md.write_text(reliability_markdown(agg, skipped))
     return md, reliability_plots(agg, out_dir)
