@@ -68,6 +68,8 @@ from kproto.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 log = logging.getLogger(__name__)
 
+RETRY_BACKOFF_S = 0.1  # Kafka's retry.backoff.ms, between two tries of a retriable answer
+
 #: Internal topics probed for when ``include_internal=True`` and the broker does not list them.
 KNOWN_INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 
@@ -465,10 +467,23 @@ class Admin:
                 )
             if info is not None and info.error and not error_for(info.error).retriable:
                 raise error_for(info.error)(f"creating topic {name!r}")
+        deadline = trio.current_time() + timeout_s
         info = await self._cluster.topic(name, timeout_s=timeout_s, allow_auto_create=False)
         if num_partitions is not None and info.partitions != num_partitions:
             raise PartitionCountMismatchError(name, num_partitions, info.partitions)
-        return (await self._describe([info]))[name]
+        while True:
+            try:
+                return (await self._describe([info]))[name]
+            except KafkaError as exc:
+                # a new topic's leaders may still be taking over (NOT_LEADER_OR_FOLLOWER in a
+                # cluster): ask for the metadata again and retry, as Kafka's clients do
+                if not exc.retriable or trio.current_time() >= deadline:
+                    raise
+            await trio.sleep(RETRY_BACKOFF_S)  # a client's retry backoff, not a synchronisation
+            await self._cluster.refresh(
+                [name], deadline_s=max(deadline - trio.current_time(), 0.1), allow_auto_create=False
+            )
+            info = self._cluster.topics.get(name) or info
 
     async def _controller(self) -> BrokerConnection:
         """The controller (where CreateTopics/DeleteTopics go), else any broker (Kafka 0.8)."""
