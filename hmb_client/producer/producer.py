@@ -53,6 +53,7 @@ from hmb_client.producer.batches import (
 )
 from hmb_client.producer.config import COMPRESSION, RACK_ACKS, ProducerConfig
 from hmb_client.producer.idempotence import FAIL, RETRY, SUCCESS, Idempotence
+from hmb_client.producer.in_flight import InFlight
 from hmb_client.producer.partitioner import DefaultPartitioner, RoundRobinPartitioner
 from hmb_client.producer.transactions import TransactionCalls, TransactionManager, transaction_manager
 from hmb_client.runtime import IoThread
@@ -435,7 +436,7 @@ class Producer(TransactionCalls):
         return send
 
     async def _sender(self, cluster: Cluster) -> None:
-        limits: dict[int, _InFlight] = {}
+        limits: dict[int, InFlight] = {}
         busy_rounds = 0  # rounds in a row that never waited, so never let another task run
         while not (self._stopping and not self._acc.unfinished):
             busy_rounds += 1
@@ -481,7 +482,7 @@ class Producer(TransactionCalls):
             for leader, group in by_leader.items():
                 limit = limits.get(leader)
                 if limit is None:
-                    limit = limits[leader] = _InFlight(self.config.max_in_flight_requests_per_connection)
+                    limit = limits[leader] = InFlight(self.config.max_in_flight_requests_per_connection)
                 for request in self._split(group):
                     # Written here, in order: batches of one partition reach the broker in
                     # the order they were filled.  The answer comes back through a callback.
@@ -537,7 +538,7 @@ class Producer(TransactionCalls):
         return list(topics.items())
 
     async def _write_request(
-        self, cluster: Cluster, leader: int, batches: list[ProducerBatch], limit: _InFlight
+        self, cluster: Cluster, leader: int, batches: list[ProducerBatch], limit: InFlight
     ) -> None:
         """Write one Produce request; its answer comes to :meth:`_answered`.
 
@@ -596,7 +597,7 @@ class Producer(TransactionCalls):
         self,
         cluster: Cluster,
         batches: list[ProducerBatch],
-        limit: _InFlight,
+        limit: InFlight,
         response: Any,
         failure: BaseException | None,
     ) -> None:
@@ -664,37 +665,6 @@ class Producer(TransactionCalls):
             batch.complete(base_offset, log_append_time)
         else:
             batch.fail(error)
-
-
-class _InFlight:
-    """Produce requests in flight to one broker, at most ``limit``.
-
-    A semaphore whose ``acquire`` does not yield while a permit is free
-    (``trio.Semaphore``'s always does: a scheduler pass, and with it a
-    chance for the caller's thread to take the GIL; see
-    :mod:`hmb_client.connection`).  Only the sender acquires.
-    """
-
-    __slots__ = ("_freed", "count", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.count = 0
-        self._freed = trio.Event()
-
-    async def acquire(self) -> bool:
-        """Take a permit; True when that meant waiting for one."""
-        waited = False
-        while self.count >= self.limit:
-            await self._freed.wait()
-            self._freed = trio.Event()
-            waited = True
-        self.count += 1
-        return waited
-
-    def release(self) -> None:
-        self.count -= 1
-        self._freed.set()
 
 
 #: Sender rounds that wrote without ever waiting before it lets other tasks run.
