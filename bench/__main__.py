@@ -30,6 +30,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bench import studies
 from bench.hmb_process import ROOT
@@ -170,7 +171,10 @@ def run_reliability(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     outcomes = out_dir / "outcomes.jsonl"
     skipped: dict[str, str] = {}  # semantics -> why this build cannot run that row
-    if outcomes.exists() and not args.append:
+    if outcomes.exists() and args.resume:  # an interrupted matrix: run only what has no row yet
+        done = {_run_key(json.loads(line)) for line in outcomes.read_text().splitlines() if line}
+        runs = [r for r in runs if _run_key(r) not in done]
+    elif outcomes.exists() and not args.append:
         outcomes.unlink()
         (out_dir / "skipped.jsonl").unlink(missing_ok=True)
     elif outcomes.exists() and kinds is not None:  # a rerun of some cells replaces their rows
@@ -208,6 +212,13 @@ def run_reliability(args: argparse.Namespace) -> int:
         )
         return 130
     return report(out_dir, args.spark_master)
+
+
+def _run_key(run: Any) -> tuple[str, str, str, int, int]:
+    """What names one run of a matrix, from the run (``reliability.Run``) or its row in outcomes.jsonl."""
+    if isinstance(run, dict):
+        return run["client"], run["semantics"], run["fault"], run["message_size"], run["repetition"]
+    return run.client, run.semantics.name, run.fault.label, run.message_size, run.repetition
 
 
 def report(out_dir: Path, master: str | None) -> int:
@@ -304,6 +315,11 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, help="results folder (default bench/results/reliability-<matrix>-<date>)"
     )
     rel.add_argument("--append", action="store_true", help="add to an existing outcomes.jsonl")
+    rel.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted matrix in --out: runs that already have a row are not run again",
+    )
     rel.add_argument(
         "--faults",
         metavar="KIND[,KIND]",
