@@ -30,8 +30,9 @@ Rules of this module:
   :func:`kproto.records.assign_batches` patches offsets into it in place
   instead of copying it once more.
 * v13 names topics by id: both halves read and write the 16-byte ids in
-  place of the names (a decoded topic's ``name`` is then "", its
-  ``topic_id`` the id); the caller maps ids to names and back.
+  place of the names (a decoded request topic's ``name`` is then "", its
+  ``topic_id`` the id); a producer's answer gets its names back from the
+  ids the producer sent (``names``), "" for an id it did not send.
 
 Produce request v0-v8, header v1::
 
@@ -109,6 +110,7 @@ _I32 = struct.Struct(">i")
 _ACKS_TIMEOUT_COUNT = struct.Struct(">hii")  # acks, timeout_ms, topic count
 _I32_I32 = struct.Struct(">ii")  # (partition index, records length) / (size, correlation id)
 _EMPTY: dict[object, object] = {}
+_NO_NAMES: dict[bytes, str] = {}  # a v13 answer decoded without the request's ids: topics ""
 _new = object.__new__
 _PRODUCE = int(ApiKey.PRODUCE)  # a plain int: comparing with an enum member costs a microsecond
 
@@ -522,8 +524,8 @@ class PartitionAck(NamedTuple):
 
     ``log_append_time_ms`` is -1 before v2 and for CreateTime topics;
     ``error_message`` is ``None`` before v8.  From v13 the answer names a
-    topic by its 16-byte ``topic_id`` and ``topic`` is "": the producer,
-    which sent the ids, maps them back to names.
+    topic by its 16-byte ``topic_id``, and ``topic`` is the name the
+    decoder's ``names`` give that id (the producer sent the ids), else "".
     """
 
     topic: str
@@ -535,9 +537,12 @@ class PartitionAck(NamedTuple):
     topic_id: bytes = b""  # v13+
 
 
-def decode_produce_response(version: int, frame: bytes | bytearray) -> list[PartitionAck] | None:
+def decode_produce_response(
+    version: int, frame: bytes | bytearray, names: Mapping[bytes, str] | None = None
+) -> list[PartitionAck] | None:
     """The partitions' answers in a Produce response frame (size prefix included), or ``None``.
 
+    From v13 each ack's ``topic`` is ``names[topic_id]`` ("" without).
     ``None`` means "decode it with :func:`kproto.decode_response`": anything
     this decoder does not read to the last byte, including v8 per-record
     errors (a broker rejecting single records; rare, and the grammar reads
@@ -547,13 +552,19 @@ def decode_produce_response(version: int, frame: bytes | bytearray) -> list[Part
         return None
     try:
         if version >= FIRST_FLEXIBLE:
-            return _decode_flexible_response(frame, version >= FIRST_TOPIC_ID)
+            by_id = version >= FIRST_TOPIC_ID
+            return _decode_flexible_response(
+                frame, (_NO_NAMES if names is None else names) if by_id else None
+            )
         return _decode_response(version, frame)
     except _DECLINED:
         return None
 
 
-def _decode_flexible_response(frame: bytes | bytearray, by_id: bool) -> list[PartitionAck]:
+def _decode_flexible_response(
+    frame: bytes | bytearray, names: Mapping[bytes, str] | None
+) -> list[PartitionAck]:
+    """A v9+ answer; ``names`` (v13+, possibly empty) says topics are ids and names them."""
     size, _correlation_id = _I32_I32.unpack_from(frame, 0)
     end = len(frame)
     if size != end - 4:
@@ -564,11 +575,11 @@ def _decode_flexible_response(frame: bytes | bytearray, by_id: bool) -> list[Par
     acks: list[PartitionAck] = []
     step = _PARTITION_V5.size
     for _ in range(topics - 1):
-        name: str | None = ""
-        if by_id:
+        if names is not None:
             topic_id, pos = bytes(frame[pos : pos + 16]), pos + 16
             if pos > end:
                 raise _Reject
+            name: str | None = names.get(topic_id, "")
         else:
             n, pos = _uvarint(frame, pos)
             name, pos = _string(frame, pos, n - 1, end, False)
@@ -629,21 +640,26 @@ def _decode_response(version: int, frame: bytes | bytearray) -> list[PartitionAc
     return acks
 
 
-def produce_acks(version: int, frame: bytes | bytearray) -> list[PartitionAck]:
+def produce_acks(
+    version: int, frame: bytes | bytearray, names: Mapping[bytes, str] | None = None
+) -> list[PartitionAck]:
     """The partitions' answers in a Produce response frame: the fast decoder, or the
-    grammar for what it declines (raising :class:`kproto.DecodeError` as the grammar does)."""
-    acks = decode_produce_response(version, frame)
+    grammar for what it declines (raising :class:`kproto.DecodeError` as the grammar does);
+    from v13 ``names`` name the topic ids."""
+    acks = decode_produce_response(version, frame, names)
     if acks is not None:
         return acks
-    return acks_from_body(version, decode_response(_PRODUCE, version, bytes(frame)).body)
+    return acks_from_body(version, decode_response(_PRODUCE, version, bytes(frame)).body, names)
 
 
-def acks_from_body(version: int, body: Any) -> list[PartitionAck]:
-    """A Produce response body decoded by the grammar, as :class:`PartitionAck` rows."""
+def acks_from_body(version: int, body: Any, names: Mapping[bytes, str] | None = None) -> list[PartitionAck]:
+    """A Produce response body decoded by the grammar, as :class:`PartitionAck` rows
+    (from v13 each topic named by ``names``, "" for an id they lack)."""
     by_id = version >= FIRST_TOPIC_ID
+    names = names or {}
     return [
         PartitionAck(
-            "" if by_id else t.name,
+            names.get(bytes(t.topic_id), "") if by_id else t.name,
             p.index,
             p.error_code,
             p.base_offset,

@@ -20,6 +20,7 @@ Rules of this module:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 
 from hmb_client.cluster import NO_TOPIC_ID, TopicInfo
 from kproto.produce_fast import FIRST_TOPIC_ID, PartitionAck, produce_acks
@@ -47,13 +48,7 @@ def produce_version(
 
 def acks_decoder(version: int, ids: Mapping[str, bytes] | None) -> Callable[[bytes], list[PartitionAck]]:
     """The decoder of the answer to a request of ``version``: each partition's ack under
-    its topic's name (from v13 looked up from the ids ``ids`` gave the request)."""
-    if ids is None:
-        return lambda frame: produce_acks(version, frame)
-    names = {topic_id: name for name, topic_id in ids.items()}
-
-    def decode(frame: bytes) -> list[PartitionAck]:
-        # an id the request did not send keeps "" and finds no batch: not answered
-        return [a._replace(topic=names.get(a.topic_id, "")) for a in produce_acks(version, frame)]
-
-    return decode
+    its topic's name (from v13 named by the ids ``ids`` gave the request; an id the
+    request did not send is named "", finds no batch and so answers none)."""
+    names = None if ids is None else {topic_id: name for name, topic_id in ids.items()}
+    return partial(produce_acks, version, names=names)

@@ -157,10 +157,11 @@ def test_a_new_leader_in_a_response_is_read_by_the_grammar(version: int) -> None
     frame = kproto.encode_response(ApiKey.PRODUCE, version, 9, tagged)
     assert frame != _their_response(version, 9, b), "the tagged field is written"
     assert decode_produce_response(version, frame) is None
-    topic, topic_id = ("", _ID) if version >= FIRST_TOPIC_ID else ("t", b"")
-    assert produce_acks(version, frame) == [
-        PartitionAck(topic, 0, 6, -1, -1, partition["error_message"], topic_id)
-    ]
+    topic_id = _ID if version >= FIRST_TOPIC_ID else b""
+    expected = PartitionAck("t", 0, 6, -1, -1, partition["error_message"], topic_id)
+    assert produce_acks(version, frame, {_ID: "t"}) == [expected], (
+        "named from its id on the grammar's path too"
+    )
 
 
 @pytest.mark.parametrize("version", [v for v in DECLARED if v >= FIRST_FLEXIBLE])
@@ -209,3 +210,5 @@ def test_v13_names_topics_by_id_exactly_as_kafka_python_does() -> None:
             PartitionAck("", 3, 3, -1, -1, None, other),
         ]
     )
+    named = [PartitionAck("orders", 0, 0, 42, -1, None, _ID), PartitionAck("", 3, 3, -1, -1, None, other)]
+    assert decode_produce_response(13, frame, {_ID: "orders"}) == named, "the ids the producer sent, named"
