@@ -5,8 +5,8 @@ v13 (read back from the broker's request log) and its records must land
 where a consumer reads them; plain, idempotent and transactional alike (the
 transactional one on transaction version 2, where v13 is a v12 by id).  A
 client whose metadata carries no ids (Metadata before v10) falls back to
-v12 by name, and a request naming one topic of unknown id goes as v12 as a
-whole.  A topic deleted and made again under its name has a new id: the
+v12 by name (a transactional one stays on version 2: no AddPartitionsToTxn),
+and a request naming one topic of unknown id goes as v12 as a whole.  A topic deleted and made again under its name has a new id: the
 producer's stale one is answered UNKNOWN_TOPIC_ID, and the producer must
 look the topic up again and deliver to the new topic.  What can fail: v13
 never sent, an answer's ids not mapped back (every batch then waits for an
@@ -31,9 +31,11 @@ from kproto import ApiKey
 from kproto.produce_fast import PartitionAck, encode_produce_response
 
 
-def _values(bootstrap: str, topic: str, expected: int, partition: int = 0) -> list[bytes]:
+def _values(
+    bootstrap: str, topic: str, expected: int, partition: int = 0, isolation: str = "read_uncommitted"
+) -> list[bytes]:
     """What a consumer reads from ``topic``, until ``expected`` values came (or 20 s)."""
-    with Consumer(bootstrap, auto_offset_reset="earliest") as c:
+    with Consumer(bootstrap, auto_offset_reset="earliest", isolation_level=isolation) as c:
         c.assign([TopicPartition(topic, partition)])
         got: list[bytes] = []
         deadline = time.monotonic() + 20
@@ -77,6 +79,27 @@ def test_without_topic_ids_the_producer_falls_back_to_v12(
     assert set(_versions(b, ApiKey.METADATA)) == {9}
     assert set(_versions(b, ApiKey.PRODUCE)) == {PRODUCE_BY_ID - 1}
     assert _values(b.bootstrap, "by-name", 2) == [b"a", b"b"]
+
+
+@pytest.mark.parametrize("metadata", [13, 9])
+def test_a_transaction_by_id_or_by_name_stays_on_version_2(
+    in_process_broker: InProcessBroker, monkeypatch: pytest.MonkeyPatch, metadata: int
+) -> None:
+    """With ids, Produce v13; without (Metadata v9), v12: both transaction version 2, so the
+    broker adds the partitions itself and no AddPartitionsToTxn is sent."""
+    monkeypatch.setitem(CLIENT_VERSIONS, ApiKey.METADATA, (0, metadata))
+    b = in_process_broker
+    b.create_topic("txn-by-id")
+    b.clear_requests()
+    with Producer(b.bootstrap, transactional_id=f"by-id-{metadata}") as p:
+        p.init_transactions()
+        p.begin_transaction()
+        for v in (b"t1", b"t2", b"t3"):
+            p.send("txn-by-id", v, partition=0)
+        p.commit_transaction()
+    assert set(_versions(b, ApiKey.PRODUCE)) == {PRODUCE_BY_ID if metadata >= 10 else PRODUCE_BY_ID - 1}
+    assert _versions(b, ApiKey.ADD_PARTITIONS_TO_TXN) == []
+    assert _values(b.bootstrap, "txn-by-id", 3, isolation="read_committed") == [b"t1", b"t2", b"t3"]
 
 
 def test_a_stale_topic_id_is_looked_up_again(in_process_broker: InProcessBroker) -> None:
