@@ -75,8 +75,10 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 #: The versions hmb_client builds and parses, per API: :meth:`BrokerConnection.pick`'s
 #: default ``ours``, and the one place a version range of the client is written.  Every
 #: range reaches down to what a 0.8.2 broker serves, so the same code talks to old and
-#: new brokers.  Fetch reaches v18 (whose one addition is a follower's); Produce stops at
-#: v12 (v13 names topics by id); Produce v12, EndTxn v5 and TxnOffsetCommit v5 are
+#: new brokers.  Fetch reaches v18 (whose one addition is a follower's); Produce reaches
+#: v13, which names topics by id: the producer sends it when the metadata gave the id of
+#: every topic in the request, else v12 (``hmb_client.producer.topic_ids``); Produce v12+,
+#: EndTxn v5 and TxnOffsetCommit v5 are
 #: transaction version 2, which a transactional producer speaks only where the coordinator
 #: finalizes it (``hmb_client.producer.transactions``; else v11, v4, v4 at most);
 #: ApiVersions, Metadata, FindCoordinator, the group APIs, the admin
@@ -89,7 +91,7 @@ LEGACY_VERSIONS: dict[int, tuple[int, int]] = {
 #: Every range lies inside what kproto declares (``kproto.registry.supported_versions()``):
 #: tests/hmb_client/test_versions_table.py.
 CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
-    ApiKey.PRODUCE: (0, 12),
+    ApiKey.PRODUCE: (0, 13),
     ApiKey.FETCH: (0, 18),
     ApiKey.LIST_OFFSETS: (0, 11),
     ApiKey.METADATA: (0, 13),

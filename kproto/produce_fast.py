@@ -1,4 +1,4 @@
-"""Produce with ``struct``, both ends: a broker's half (v0-v13) and a producer's half (v0-v12).
+"""Produce with ``struct``, both ends: a broker's half and a producer's half (v0-v13 each).
 
 Produce is the request a busy producer sends thousands of times a second;
 through the Construct grammar its decode cost ~30 µs and its response ~20 µs
@@ -29,9 +29,10 @@ Rules of this module:
 * Each partition's records are a ``bytearray`` (one copy out of the frame):
   :func:`kproto.records.assign_batches` patches offsets into it in place
   instead of copying it once more.
-* v13 names topics by id: the broker's half reads and writes the 16-byte
-  ids in place of the names (a topic's ``name`` is then ""); the
-  producer's half stops at v12 (a producer here names its topics).
+* v13 names topics by id: both halves read and write the 16-byte ids in
+  place of the names (a decoded request topic's ``name`` is then "", its
+  ``topic_id`` the id); a producer's answer gets its names back from the
+  ids the producer sent (``names``), "" for an id it did not send.
 
 Produce request v0-v8, header v1::
 
@@ -66,8 +67,8 @@ v8 fields with compact lengths and a tagged-field count ending each struct;
 v10's tagged ``current_leader`` (per partition) and ``node_endpoints``
 (top level) name a new leader after NOT_LEADER_OR_FOLLOWER, which a single
 broker never answers, so they are never written, and a response carrying
-them is left to the grammar.  v13 (the broker's half only): a topic's
-16-byte ``topic_id`` in place of its ``name``.
+them is left to the grammar.  v13: a topic's 16-byte ``topic_id`` in place
+of its ``name``.
 """
 
 from __future__ import annotations
@@ -96,8 +97,8 @@ __all__ = [
     "produce_acks",
 ]
 
-MAX_VERSION = 12
-"""The newest version of the producer's half (the client names topics; v13's ids are not its)."""
+MAX_VERSION = 13
+"""The newest version of the producer's half: the request encoder and the response decoder."""
 BROKER_MAX_VERSION = 13
 """The newest version of the broker's half: the request decoder and the response encoder."""
 FIRST_FLEXIBLE = 9  # from this version on: compact lengths, tagged fields, request header v2
@@ -109,6 +110,7 @@ _I32 = struct.Struct(">i")
 _ACKS_TIMEOUT_COUNT = struct.Struct(">hii")  # acks, timeout_ms, topic count
 _I32_I32 = struct.Struct(">ii")  # (partition index, records length) / (size, correlation id)
 _EMPTY: dict[object, object] = {}
+_NO_NAMES: dict[bytes, str] = {}  # a v13 answer decoded without the request's ids: topics ""
 _new = object.__new__
 _PRODUCE = int(ApiKey.PRODUCE)  # a plain int: comparing with an enum member costs a microsecond
 
@@ -429,22 +431,25 @@ def encode_produce_request(
     client_id: str | None,
     acks: int,
     timeout_ms: int,
-    topics: list[tuple[str, list[tuple[int, bytes | None]]]],
+    topics: Sequence[tuple[str | bytes, list[tuple[int, bytes | None]]]],
     transactional_id: str | None = None,
 ) -> bytes:
-    """The Produce request frame of ``version`` (0-12, size prefix included).
+    """The Produce request frame of ``version`` (0-13, size prefix included).
 
-    ``topics`` is ``[(name, [(partition, records or None), ...]), ...]``;
-    ``transactional_id`` is written from v3 on, as the grammar does.  Raises
-    ``struct.error`` for a value out of its field's range (the grammar
-    raises EncodeError; a producer never builds such a request).
+    ``topics`` is ``[(topic, [(partition, records or None), ...]), ...]``, each
+    topic its name, or from v13 its 16-byte id (ValueError for the other
+    kind: the caller's bug); ``transactional_id`` is written from v3 on, as
+    the grammar does.  Raises ``struct.error`` for a value out of its
+    field's range (the grammar raises EncodeError; a producer never builds
+    such a request).
     """
     if not 0 <= version <= MAX_VERSION:
         raise ValueError(f"Produce v{version} is not v0-v{MAX_VERSION}")
     out: list[bytes] = [b""]  # the head, filled in once the size is known
     size = 8 + _put_string(out, client_id)  # api key, version, correlation id, client id
     if version >= FIRST_FLEXIBLE:
-        size += _flexible_request(out, acks, timeout_ms, topics, transactional_id)
+        by_id = version >= FIRST_TOPIC_ID
+        size += _flexible_request(out, acks, timeout_ms, topics, transactional_id, by_id)
         out[0] = _REQUEST_HEAD.pack(size, _PRODUCE, version, correlation_id)
         return b"".join(out)
     if version >= 3:
@@ -452,6 +457,8 @@ def encode_produce_request(
     out.append(_ACKS_TIMEOUT_COUNT.pack(acks, timeout_ms, len(topics)))
     size += 10
     for name, partitions in topics:
+        if not isinstance(name, str):
+            raise ValueError(f"Produce request v{version} names its topics")
         size += _put_string(out, name) + 4
         out.append(_I32.pack(len(partitions)))
         for index, records in partitions:
@@ -470,10 +477,12 @@ def _flexible_request(
     out: list[bytes],
     acks: int,
     timeout_ms: int,
-    topics: list[tuple[str, list[tuple[int, bytes | None]]]],
+    topics: Sequence[tuple[str | bytes, list[tuple[int, bytes | None]]]],
     transactional_id: str | None,
+    by_id: bool,
 ) -> int:
-    """Append a v9+ request after its client id (the header's tagged fields on); its size."""
+    """Append a v9+ request after its client id (the header's tagged fields on); its size.
+    Topics are 16-byte ids when ``by_id`` (v13+), names before."""
     first = len(out)
     append = out.append
     append(b"\x00")  # the header's tagged fields
@@ -485,10 +494,17 @@ def _flexible_request(
         append(raw)
     append(_I16_I32.pack(acks, timeout_ms))
     append(uvarint_bytes(len(topics) + 1))
-    for name, partitions in topics:
-        raw = name.encode("utf-8")
-        append(uvarint_bytes(len(raw) + 1))
-        append(raw)
+    for topic, partitions in topics:
+        if by_id:
+            if not isinstance(topic, (bytes, bytearray)) or len(topic) != 16:
+                raise ValueError(f"Produce request v13+ gives topic ids (16 bytes), not {topic!r}")
+            append(topic)
+        elif isinstance(topic, str):
+            raw = topic.encode("utf-8")
+            append(uvarint_bytes(len(raw) + 1))
+            append(raw)
+        else:
+            raise ValueError("Produce request before v13 names its topics")
         append(uvarint_bytes(len(partitions) + 1))
         for index, records in partitions:
             append(_I32.pack(index))
@@ -507,7 +523,9 @@ class PartitionAck(NamedTuple):
     """One partition's answer to a Produce request, as a producer needs it.
 
     ``log_append_time_ms`` is -1 before v2 and for CreateTime topics;
-    ``error_message`` is ``None`` before v8.
+    ``error_message`` is ``None`` before v8.  From v13 the answer names a
+    topic by its 16-byte ``topic_id``, and ``topic`` is the name the
+    decoder's ``names`` give that id (the producer sent the ids), else "".
     """
 
     topic: str
@@ -516,11 +534,15 @@ class PartitionAck(NamedTuple):
     base_offset: int
     log_append_time_ms: int
     error_message: str | None
+    topic_id: bytes = b""  # v13+
 
 
-def decode_produce_response(version: int, frame: bytes | bytearray) -> list[PartitionAck] | None:
+def decode_produce_response(
+    version: int, frame: bytes | bytearray, names: Mapping[bytes, str] | None = None
+) -> list[PartitionAck] | None:
     """The partitions' answers in a Produce response frame (size prefix included), or ``None``.
 
+    From v13 each ack's ``topic`` is ``names[topic_id]`` ("" without).
     ``None`` means "decode it with :func:`kproto.decode_response`": anything
     this decoder does not read to the last byte, including v8 per-record
     errors (a broker rejecting single records; rare, and the grammar reads
@@ -530,13 +552,19 @@ def decode_produce_response(version: int, frame: bytes | bytearray) -> list[Part
         return None
     try:
         if version >= FIRST_FLEXIBLE:
-            return _decode_flexible_response(frame)
+            by_id = version >= FIRST_TOPIC_ID
+            return _decode_flexible_response(
+                frame, (_NO_NAMES if names is None else names) if by_id else None
+            )
         return _decode_response(version, frame)
     except _DECLINED:
         return None
 
 
-def _decode_flexible_response(frame: bytes | bytearray) -> list[PartitionAck]:
+def _decode_flexible_response(
+    frame: bytes | bytearray, names: Mapping[bytes, str] | None
+) -> list[PartitionAck]:
+    """A v9+ answer; ``names`` (v13+, possibly empty) says topics are ids and names them."""
     size, _correlation_id = _I32_I32.unpack_from(frame, 0)
     end = len(frame)
     if size != end - 4:
@@ -547,8 +575,15 @@ def _decode_flexible_response(frame: bytes | bytearray) -> list[PartitionAck]:
     acks: list[PartitionAck] = []
     step = _PARTITION_V5.size
     for _ in range(topics - 1):
-        n, pos = _uvarint(frame, pos)
-        name, pos = _string(frame, pos, n - 1, end, False)
+        if names is not None:
+            topic_id, pos = bytes(frame[pos : pos + 16]), pos + 16
+            if pos > end:
+                raise _Reject
+            name: str | None = names.get(topic_id, "")
+        else:
+            n, pos = _uvarint(frame, pos)
+            name, pos = _string(frame, pos, n - 1, end, False)
+            topic_id = b""
         count, pos = _uvarint(frame, pos)
         if count == 0:
             raise _Reject
@@ -560,7 +595,7 @@ def _decode_flexible_response(frame: bytes | bytearray) -> list[PartitionAck]:
             n, pos = _uvarint(frame, pos)
             message, pos = _string(frame, pos, n - 1, end, True)
             pos = _no_tags(frame, pos)  # v10's current leader: the grammar's job
-            acks.append(PartitionAck(name, index, code, base, stamp, message))  # type: ignore[arg-type]
+            acks.append(PartitionAck(name, index, code, base, stamp, message, topic_id))  # type: ignore[arg-type]
         pos = _no_tags(frame, pos)
     if _no_tags(frame, pos + 4) != end:  # after throttle_time_ms; v10's node endpoints: the grammar's
         raise _Reject
@@ -605,25 +640,32 @@ def _decode_response(version: int, frame: bytes | bytearray) -> list[PartitionAc
     return acks
 
 
-def produce_acks(version: int, frame: bytes | bytearray) -> list[PartitionAck]:
+def produce_acks(
+    version: int, frame: bytes | bytearray, names: Mapping[bytes, str] | None = None
+) -> list[PartitionAck]:
     """The partitions' answers in a Produce response frame: the fast decoder, or the
-    grammar for what it declines (raising :class:`kproto.DecodeError` as the grammar does)."""
-    acks = decode_produce_response(version, frame)
+    grammar for what it declines (raising :class:`kproto.DecodeError` as the grammar does);
+    from v13 ``names`` name the topic ids."""
+    acks = decode_produce_response(version, frame, names)
     if acks is not None:
         return acks
-    return acks_from_body(version, decode_response(_PRODUCE, version, bytes(frame)).body)
+    return acks_from_body(version, decode_response(_PRODUCE, version, bytes(frame)).body, names)
 
 
-def acks_from_body(version: int, body: Any) -> list[PartitionAck]:
-    """A Produce response body decoded by the grammar, as :class:`PartitionAck` rows."""
+def acks_from_body(version: int, body: Any, names: Mapping[bytes, str] | None = None) -> list[PartitionAck]:
+    """A Produce response body decoded by the grammar, as :class:`PartitionAck` rows
+    (from v13 each topic named by ``names``, "" for an id they lack)."""
+    by_id = version >= FIRST_TOPIC_ID
+    names = names or {}
     return [
         PartitionAck(
-            t.name,
+            names.get(bytes(t.topic_id), "") if by_id else t.name,
             p.index,
             p.error_code,
             p.base_offset,
             p.log_append_time_ms if version >= 2 else -1,
             p.error_message if version >= 8 else None,
+            bytes(t.topic_id) if by_id else b"",
         )
         for t in body.responses
         for p in t.partition_responses

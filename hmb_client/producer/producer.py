@@ -12,7 +12,8 @@ leader or topic errors refresh metadata first.
 
 The message format follows the Produce version negotiated with each
 leader: RecordBatch v2 (headers, zstd, idempotence) from Produce v3, magic 1
-at v2, magic 0 below (a Kafka 0.8 broker).  Records and futures live in
+at v2, magic 0 below (a Kafka 0.8 broker); from v13 topics go by id when the
+metadata gave every id (:mod:`hmb_client.producer.topic_ids`).  Records and futures live in
 :mod:`hmb_client.producer.batches`, the idempotent producer's sequence bookkeeping in
 :mod:`hmb_client.producer.idempotence`, transactions in :mod:`hmb_client.producer.transactions`.
 
@@ -55,10 +56,11 @@ from hmb_client.producer.config import COMPRESSION, RACK_ACKS, ProducerConfig
 from hmb_client.producer.idempotence import FAIL, RETRY, SUCCESS, Idempotence
 from hmb_client.producer.in_flight import InFlight
 from hmb_client.producer.partitioner import DefaultPartitioner, RoundRobinPartitioner
+from hmb_client.producer.topic_ids import acks_decoder, produce_version
 from hmb_client.producer.transactions import TransactionCalls, TransactionManager, transaction_manager
 from hmb_client.runtime import IoThread
 from kproto import ApiKey, ErrorCode, KprotoError
-from kproto.produce_fast import encode_produce_request, produce_acks
+from kproto.produce_fast import encode_produce_request
 
 __all__ = ["FutureRecordMetadata", "Producer", "ProducerConfig", "RecordMetadata"]
 
@@ -66,7 +68,7 @@ log = logging.getLogger(__name__)
 
 _time_ns = time.time_ns
 _new_future = object.__new__
-_TopicData = list[tuple[str, list[tuple[int, bytes | None]]]]  # a Produce request's records
+_TopicData = list[tuple[str | bytes, list[tuple[int, bytes | None]]]]  # records by topic name or id
 _MAGIC0_OVERHEAD = 26  # offset, size, crc, magic, attributes, key and value lengths
 
 
@@ -512,11 +514,12 @@ class Producer(TransactionCalls):
             size += b.size
         return out
 
-    def _encode(self, batches: list[ProducerBatch], version: int) -> _TopicData:
-        """Partition data for a Produce request; batches that cannot be encoded fail here."""
+    def _encode(self, batches: list[ProducerBatch], version: int, ids: dict[str, bytes] | None) -> _TopicData:
+        """Partition data for a Produce request, by topic id where ``ids`` are given (v13);
+        batches that cannot be encoded fail here."""
         magic = magic_for_produce(version)
         codec = COMPRESSION[self.config.compression_type]
-        topics: dict[str, list[tuple[int, bytes | None]]] = {}
+        topics: dict[str | bytes, list[tuple[int, bytes | None]]] = {}
         for b in list(batches):
             if self._idempotence is not None and magic < 2:
                 error: Exception | None = UnsupportedVersionError(
@@ -534,7 +537,7 @@ class Producer(TransactionCalls):
                 self._not_sent(b, error)
                 continue
             b.attempts += 1
-            topics.setdefault(b.topic, []).append((b.partition, data))
+            topics.setdefault(b.topic if ids is None else ids[b.topic], []).append((b.partition, data))
         return list(topics.items())
 
     async def _write_request(
@@ -551,7 +554,8 @@ class Producer(TransactionCalls):
             version = (
                 conn.pick(ApiKey.PRODUCE) if self._txn is None else self._txn.version_of(conn, ApiKey.PRODUCE)
             )
-            topics = self._encode(batches, version)
+            version, ids = produce_version(version, cluster.topics, (b.topic for b in batches))
+            topics = self._encode(batches, version, ids)
             if not batches:
                 limit.release()
                 return
@@ -573,7 +577,7 @@ class Producer(TransactionCalls):
                 ApiKey.PRODUCE,
                 version,
                 encode,
-                decode=partial(produce_acks, version),
+                decode=acks_decoder(version, ids),
                 on_response=partial(self._answered, cluster, batches, limit),
             )
         except (KafkaConnectionError, KafkaTimeoutError) as exc:
@@ -675,5 +679,6 @@ _REFRESH_CODES = frozenset(
         ErrorCode.NOT_LEADER_OR_FOLLOWER,
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.UNKNOWN_TOPIC_ID,  # v13: the topic was deleted (maybe made again): a new id
     }
 )

@@ -24,7 +24,9 @@ Rules:
 * A transaction that wrote nothing ends without an EndTxn, as in Kafka.
 * Transaction version 2 (KIP-890 part 2), when the coordinator finalizes
   ``transaction.version`` 2 and serves EndTxn v5: no AddPartitionsToTxn or
-  AddOffsetsToTxn (the first Produce v12 or TxnOffsetCommit v5 adds them),
+  AddOffsetsToTxn (the first Produce v12+ or TxnOffsetCommit v5 adds them;
+  Produce v13, topics by id, is the same protocol, and a request falls back
+  to v12 when a topic id is unknown: still version 2),
   and every EndTxn answers the producer id and epoch the next transaction
   uses (its sequences start again at 0).  Otherwise the versions stay at
   the first protocol's (Produce v11, EndTxn and TxnOffsetCommit v4), as the
@@ -200,7 +202,7 @@ class TransactionManager:
         new = sorted(set(tps) - self.added)
         if not new:
             return
-        if self.version_2:  # the first Produce v12 to each adds it
+        if self.version_2:  # the first Produce v12+ to each adds it
             self.added.update(new)
             return
         topics: dict[str, list[int]] = {}

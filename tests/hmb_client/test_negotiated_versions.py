@@ -1,7 +1,8 @@
 """hmb_client sends the newest version both sides speak, flexible ones included.
 
 The client's table (``CLIENT_VERSIONS``) reaches the newest versions of
-Produce (v12), Fetch (v18, topics by id), ApiVersions, Metadata,
+Produce (v13, topics by id: the producer knows their ids from Metadata),
+Fetch (v18, topics by id), ApiVersions, Metadata,
 FindCoordinator, the group APIs and OffsetCommit/OffsetFetch (v10, topics
 by id: the consumer, which knows their ids; the admin names topics, v9);
 against hmb, which serves them too, a producer, a consumer in a group and
@@ -31,7 +32,7 @@ from hmb_client.structs import OffsetAndMetadata, TopicPartition
 from kproto import ApiKey, ErrorCode
 
 NEWEST = {
-    ApiKey.PRODUCE: 12,
+    ApiKey.PRODUCE: 13,
     ApiKey.FETCH: 18,
     ApiKey.API_VERSIONS: 4,
     ApiKey.METADATA: 13,

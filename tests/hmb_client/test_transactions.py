@@ -5,7 +5,8 @@ consumer gets the committed records in order and nothing of the aborted
 one, a read_uncommitted one gets all; offsets sent to a transaction are
 the group's only once it commits; a second instance fences the first.
 Against hmb, which finalizes ``transaction.version`` 2, all of it runs on
-the second transaction protocol (Produce v12, EndTxn v5, TxnOffsetCommit v5).
+the second transaction protocol (Produce v12+, here v13 as the producer knows the
+topic's id, EndTxn v5, TxnOffsetCommit v5).
 What can fail: aborted records visible, a transaction's partitions not
 added before its batches (the broker refuses those), a zombie that keeps
 writing.
@@ -61,7 +62,7 @@ def test_commit_abort_and_isolation(in_process_broker: InProcessBroker) -> None:
     sent: dict[int, set[int]] = {}
     for r in in_process_broker.requests():
         sent.setdefault(r["api_key"], set()).add(r["version"])
-    assert (sent[ApiKey.PRODUCE], sent[ApiKey.END_TXN]) == ({12}, {5})
+    assert (sent[ApiKey.PRODUCE], sent[ApiKey.END_TXN]) == ({13}, {5})
     assert ApiKey.ADD_PARTITIONS_TO_TXN not in sent
 
 

@@ -4,8 +4,9 @@ A ``struct`` fast path is only trusted with a property test proving it equals th
 grammar on generated inputs, at every version it handles: kproto's declared Produce
 versions up to ``BROKER_MAX_VERSION`` for the broker's half (v0-v8, the classic
 layouts, v9-v12, the flexible ones, v13 with topic ids) and up to ``MAX_VERSION``
-for the producer's half (v0-v12); the producer's half declines and refuses v13,
-which goes through the grammar (checked here too).  Decoding: whatever :func:`decode_produce_request` returns,
+for the producer's half (the same versions); a version the grammar declares past a
+half is declined and refused by it, and goes through the grammar (checked here too).
+Decoding: whatever :func:`decode_produce_request` returns,
 ``kproto.decode_request`` decodes to the same values, on valid frames and on mutated
 ones (where the fast path may only decline, so that the grammar raises the usual
 error); and it declines nothing valid without tagged fields.  Encoding:
@@ -223,7 +224,8 @@ def test_response_matches_construct_grammar(version: int, cid: int, rs: Any, thr
 def test_request_encoding_matches_construct_grammar(
     version: int, cid: int, client_id: str | None, b: dict[str, Any]
 ) -> None:
-    topics = [(t["name"], [(p["index"], p["records"]) for p in t["partition_data"]]) for t in b["topic_data"]]
+    key = "topic_id" if version >= FIRST_TOPIC_ID else "name"
+    topics = [(t[key], [(p["index"], p["records"]) for p in t["partition_data"]]) for t in b["topic_data"]]
     ours = encode_produce_request(
         version, cid, client_id, b["acks"], b["timeout_ms"], topics, b["transactional_id"]
     )
@@ -248,17 +250,30 @@ def test_request_encoding_refuses_versions_it_does_not_know() -> None:
         encode_produce_request(MAX_VERSION + 1, 1, "c", 1, 1000, [])
 
 
-def test_declared_versions_beyond_the_producers_half_go_to_the_grammar() -> None:
-    """Produce v13 (topic ids): the producer's half declines its answer and refuses to encode it."""
-    assert BEYOND, "the grammar declares Produce versions past the producer's half"
-    for version in BEYOND:
-        b = {"transactional_id": None, "acks": 1, "timeout_ms": 100, "topic_data": [], "tagged_fields": {}}
-        frame = kproto.encode_request(0, version, 5, b, client_id="c")
-        assert kproto.decode_request(frame).body.acks == 1
-        response = {"responses": [], "throttle_time_ms": 0, "tagged_fields": {}}
-        assert decode_produce_response(version, kproto.encode_response(0, version, 5, response)) is None
+@pytest.mark.parametrize("version", BEYOND)  # empty while the producer's half covers every version
+def test_declared_versions_beyond_the_producers_half_go_to_the_grammar(version: int) -> None:
+    """A version kproto declares past the producer's half: it declines the answer and refuses to encode."""
+    b = {"transactional_id": None, "acks": 1, "timeout_ms": 100, "topic_data": [], "tagged_fields": {}}
+    frame = kproto.encode_request(0, version, 5, b, client_id="c")
+    assert kproto.decode_request(frame).body.acks == 1
+    response = {"responses": [], "throttle_time_ms": 0, "tagged_fields": {}}
+    assert decode_produce_response(version, kproto.encode_response(0, version, 5, response)) is None
+    with pytest.raises(ValueError):
+        encode_produce_request(version, 5, "c", 1, 100, [])
+
+
+def test_the_producers_half_reaches_topic_ids() -> None:
+    """Produce v13, the newest version Kafka defines, is the producer's too (no grammar on its path)."""
+    assert MAX_VERSION == BROKER_MAX_VERSION == FIRST_TOPIC_ID == 13
+    assert 13 in DECLARED
+
+
+def test_a_request_refuses_a_topic_key_of_the_wrong_kind() -> None:
+    """Names before v13, 16-byte ids from v13: anything else is the caller's bug, not a frame."""
+    part = [(0, b"x")]
+    for version, key in ((12, b"\x01" * 16), (8, b"\x01" * 16), (13, "topic"), (13, b"short")):
         with pytest.raises(ValueError):
-            encode_produce_request(version, 5, "c", 1, 100, [])
+            encode_produce_request(version, 1, "c", 1, 100, [(key, part)])
 
 
 ack_partition = st.fixed_dictionaries(
@@ -275,7 +290,13 @@ ack_partition = st.fixed_dictionaries(
 ack_body = st.fixed_dictionaries(
     {
         "responses": st.lists(
-            st.fixed_dictionaries({"name": TEXT, "partition_responses": st.lists(ack_partition, max_size=3)}),
+            st.fixed_dictionaries(
+                {
+                    "name": TEXT,
+                    "topic_id": TOPIC_ID,
+                    "partition_responses": st.lists(ack_partition, max_size=3),
+                }
+            ),
             max_size=3,
         ),
         "throttle_time_ms": INT32,
