@@ -52,7 +52,6 @@ DECLARED = range(
 BROKER_DECLARED = range(
     REQUESTS[ApiKey.PRODUCE].min_version, min(REQUESTS[ApiKey.PRODUCE].max_version, BROKER_MAX_VERSION) + 1
 )
-BEYOND = range(MAX_VERSION + 1, REQUESTS[ApiKey.PRODUCE].max_version + 1)
 VERSIONS = st.sampled_from(DECLARED)
 BROKER_VERSIONS = st.sampled_from(BROKER_DECLARED)
 TOPIC_ID = st.binary(min_size=16, max_size=16)
@@ -248,18 +247,6 @@ def test_every_declared_version_is_handled() -> None:
 def test_request_encoding_refuses_versions_it_does_not_know() -> None:
     with pytest.raises(ValueError):
         encode_produce_request(MAX_VERSION + 1, 1, "c", 1, 1000, [])
-
-
-@pytest.mark.parametrize("version", BEYOND)  # empty while the producer's half covers every version
-def test_declared_versions_beyond_the_producers_half_go_to_the_grammar(version: int) -> None:
-    """A version kproto declares past the producer's half: it declines the answer and refuses to encode."""
-    b = {"transactional_id": None, "acks": 1, "timeout_ms": 100, "topic_data": [], "tagged_fields": {}}
-    frame = kproto.encode_request(0, version, 5, b, client_id="c")
-    assert kproto.decode_request(frame).body.acks == 1
-    response = {"responses": [], "throttle_time_ms": 0, "tagged_fields": {}}
-    assert decode_produce_response(version, kproto.encode_response(0, version, 5, response)) is None
-    with pytest.raises(ValueError):
-        encode_produce_request(version, 5, "c", 1, 100, [])
 
 
 def test_the_producers_half_reaches_topic_ids() -> None:
