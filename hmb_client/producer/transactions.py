@@ -136,6 +136,12 @@ class TransactionManager:
                 log.debug("%s for %s: %s; retrying", ApiKey(api_key).name, self.transactional_id, exc)
                 await trio.sleep(_RECONNECT_BACKOFF_S)
                 continue
+            except KafkaError as exc:  # no coordinator yet (its state topic is being made, or moves)
+                if not exc.retriable or time.monotonic() > deadline:
+                    raise
+                log.debug("finding the coordinator of %s: %s; retrying", self.transactional_id, exc)
+                await trio.sleep(_BACKOFF_S)
+                continue
             codes = list(codes_of(resp)) if codes_of is not None else [resp.error_code]
             bad = [c for c in codes if c]
             if not bad:
