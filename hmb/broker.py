@@ -143,12 +143,16 @@ class Broker:
         )
         cluster = self.services.cluster
         if cluster is not None:  # ids coordinated as their state partitions are led here
+            from hmb.interbroker.txn_add import add_at_coordinator
             from hmb.interbroker.txn_markers import send_markers
             from hmb.txn.leadership import follow_leadership, replicated_by
+            from hmb.txn.remote_adds import RemoteAdds
 
             coordinator.coordinated = set()
             coordinator.state_log.replicated = replicated_by(cluster.replication)
             coordinator.send_markers = functools.partial(send_markers, cluster)
+            ask = functools.partial(add_at_coordinator, cluster, coordinator.state_log.partition_of)
+            coordinator.remote_adds = RemoteAdds(ask)
             cluster.txn_led = functools.partial(follow_leadership, coordinator)
             self.logs.producer_ids.reserve_block = cluster.reserve_producer_ids
             return coordinator

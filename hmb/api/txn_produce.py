@@ -16,7 +16,10 @@ transaction starts when none is open.  The coordinator's refusals become
 Produce's codes: CONCURRENT_TRANSACTIONS (markers of the previous
 transaction still being written) the retriable NOT_ENOUGH_REPLICAS, as
 Kafka answers it, PRODUCER_FENCED the INVALID_PRODUCER_EPOCH of a fenced
-producer.
+producer.  In a cluster, when another broker coordinates the transactional
+id, that coordinator is asked to add the partition
+(:mod:`hmb.txn.remote_adds`); a coordinator that cannot be asked is the
+retriable NOT_ENOUGH_REPLICAS too.
 """
 
 from __future__ import annotations
@@ -33,9 +36,13 @@ _TRANSACTIONAL = 0x10  # RecordBatch attributes bit 4
 IMPLICIT_ADD_SINCE = 12
 """The first Produce version whose transactional batches add their partition themselves."""
 
-_AS_PRODUCE_CODE = {
+_AS_PRODUCE_CODE: dict[int, int] = {
     ErrorCode.CONCURRENT_TRANSACTIONS: int(ErrorCode.NOT_ENOUGH_REPLICAS),
     ErrorCode.PRODUCER_FENCED: int(ErrorCode.INVALID_PRODUCER_EPOCH),
+    # the coordinator of a transactional id led by another broker could not be asked (or moved)
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: int(ErrorCode.NOT_ENOUGH_REPLICAS),
+    ErrorCode.NOT_COORDINATOR: int(ErrorCode.NOT_ENOUGH_REPLICAS),
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS: int(ErrorCode.NOT_ENOUGH_REPLICAS),
 }
 
 
@@ -47,9 +54,13 @@ async def refusal(ctx: RequestContext, topic: str, partition: int, records: byte
         return 0
     producer_id, epoch, _seq, _count = producer_fields(records)
     coordinator = ctx.services.transactions
-    code = coordinator.check_produce(producer_id, epoch, topic, partition)
     tid = ctx.request.body.transactional_id
-    if code != ErrorCode.INVALID_TXN_STATE or ctx.request.version < IMPLICIT_ADD_SINCE or tid is None:
+    implicit = ctx.request.version >= IMPLICIT_ADD_SINCE and tid is not None
+    if implicit and coordinator.remote_adds is not None and not coordinator.coordinates(tid):
+        added = await coordinator.remote_adds.add(tid, producer_id, epoch, (topic, partition))
+        return _AS_PRODUCE_CODE.get(added, added)
+    code = coordinator.check_produce(producer_id, epoch, topic, partition)
+    if code != ErrorCode.INVALID_TXN_STATE or not implicit:
         return code
     try:
         added = await coordinator.add_partitions(tid, producer_id, epoch, [(topic, partition)])
@@ -57,5 +68,5 @@ async def refusal(ctx: RequestContext, topic: str, partition: int, records: byte
         log.error("adding %s-%d to the transaction of %s failed: %s", topic, partition, tid, exc)
         return int(ErrorCode.NOT_ENOUGH_REPLICAS)
     if added != ErrorCode.NONE:
-        return _AS_PRODUCE_CODE.get(ErrorCode(added), int(added))
+        return _AS_PRODUCE_CODE.get(added, added)
     return coordinator.check_produce(producer_id, epoch, topic, partition)

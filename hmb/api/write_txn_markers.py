@@ -55,6 +55,8 @@ async def _write(ctx: RequestContext, marker: Any, topic: str, index: int) -> in
     except LOG_ERRORS as exc:
         log_refusal(log, exc, f"marker on {topic}-{index}", ctx.peer)
         return error_code(exc, ApiKey.WRITE_TXN_MARKERS, ctx.request.version)
+    if (adds := ctx.services.transactions.remote_adds) is not None:
+        adds.forget(marker.producer_id)  # its transaction ended: a later batch is asked about again
     code = await replicated(ctx, plog, offset)
     if code:
         return code

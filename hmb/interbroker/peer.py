@@ -26,6 +26,12 @@ from kproto import DecodeError, FrameDecoder, decode_response, encode_request
 CLIENT_ID = "hmb-broker"
 
 
+def plain_listener(registration: BrokerRegistration) -> str:
+    """The listener to speak to ``registration`` on: its first PLAINTEXT one, else its first."""
+    plain = [e for e in registration.endpoints if e.security_protocol == "PLAINTEXT"]
+    return (plain[0] if plain else registration.endpoints[0]).listener
+
+
 class PeerError(Exception):
     """The other broker could not be asked, or did not answer in time."""
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from hmb.interbroker.peer import PeerError, ask
+from hmb.interbroker.peer import PeerError, ask, plain_listener
 from kproto import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ async def send_markers(
 
     async def one(leader: int, mine: list[TP]) -> None:
         registration = view.brokers[leader]
-        plain = [e for e in registration.endpoints if e.security_protocol == "PLAINTEXT"]
-        listener = (plain[0] if plain else registration.endpoints[0]).listener
+        listener = plain_listener(registration)
         body = _body(producer_id, epoch, commit, coordinator_epoch, mine)
         try:
             answer = await ask(

@@ -65,6 +65,7 @@ from kproto import ErrorCode
 if TYPE_CHECKING:
     from hmb.groups.offset_partitions import GroupOffsets
     from hmb.log.manager import LogManager
+    from hmb.txn.remote_adds import RemoteAdds
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,8 @@ class TransactionCoordinator:
         #: in a cluster: send a transaction's markers to its partitions' leaders; returns the
         #: partitions whose leaders did not write them (tried again by the timer)
         self.send_markers: SendMarkers | None = None
+        #: in a cluster: the partitions this leader had other brokers' coordinators add (Produce v12+)
+        self.remote_adds: RemoteAdds | None = None
         #: the coordinator epoch per state partition (its leader epoch), in a cluster
         self.coordinator_epochs: dict[int, int] = {}
         #: partitions that already have the marker of a completing transaction (its retries skip them)

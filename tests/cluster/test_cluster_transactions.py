@@ -16,6 +16,7 @@ from wire import WireClient
 from zookeeper import ZooKeeperProcess
 
 from hmb.groups.offset_partitions import coordinator_partition
+from hmb_client import Producer
 from kproto import ApiKey, ErrorCode
 
 ck = pytest.importorskip("confluent_kafka")
@@ -131,6 +132,36 @@ def test_commit_and_abort_across_the_brokers(cluster: Cluster) -> None:
             assert (got.error_code, got.transaction_state) == (ErrorCode.NONE, "CompleteAbort")
         else:
             assert got.error_code == ErrorCode.NOT_COORDINATOR
+    no_tracebacks(cluster)
+
+
+def test_version_2_transactions_reach_every_partition_leader(cluster: Cluster) -> None:
+    """hmb_client uses transaction version 2: it adds no partition itself, so the leader of each
+    partition asks the id's coordinator (another broker, for some of the partitions) to add it;
+    without that the commit marks only the coordinator's own partitions and the records of the
+    others stay invisible to read_committed for ever."""
+    tid, topic = "txn-v2", "txn-v2-out"
+    create(cluster, topic, 3, **{"min.insync.replicas": "2"})
+    with Producer(cluster.bootstrap, transactional_id=tid) as p:
+        p.init_transactions()
+        assert p._txn is not None and p._txn.version_2, "the client runs transaction version 2"
+        coordinator = coordinator_of(cluster, tid)
+        leaders = {
+            cluster.wait(lambda i=i: (state(cluster, topic, i) or {}).get("leader", -1) + 1) - 1
+            for i in range(3)
+        }
+        assert leaders - {coordinator}, "a partition is led by a broker that does not coordinate the id"
+        for name, commit in (("c1", True), ("a1", False), ("c2", True)):
+            p.begin_transaction()
+            for i in range(30):
+                p.send(topic, f"{name}-{i}".encode(), partition=i % 3)
+            if commit:
+                p.commit_transaction()
+            else:
+                p.flush()
+                p.abort_transaction()
+    values = read_committed(cluster, 60, topic=topic)
+    assert sorted(values) == sorted(f"{n}-{i}".encode() for n in ("c1", "c2") for i in range(30))
     no_tracebacks(cluster)
 
 
