@@ -6,8 +6,9 @@ where a consumer reads them; plain, idempotent and transactional alike (the
 transactional one on transaction version 2, where v13 is a v12 by id).  A
 client whose metadata carries no ids (Metadata before v10) falls back to
 v12 by name (a transactional one stays on version 2: no AddPartitionsToTxn),
-and a request naming one topic of unknown id goes as v12 as a whole.  A topic deleted and made again under its name has a new id: the
-producer's stale one is answered UNKNOWN_TOPIC_ID, and the producer must
+and a request naming one topic of unknown id goes as v12 as a whole.  A
+topic deleted and made again under its name has a new id: the producer's
+stale one is answered UNKNOWN_TOPIC_ID, and the producer must
 look the topic up again and deliver to the new topic.  What can fail: v13
 never sent, an answer's ids not mapped back (every batch then waits for an
 answer that never matches), a fallback that sends zero ids.
