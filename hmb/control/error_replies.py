@@ -13,7 +13,7 @@ Rules:
 * The log is never touched: a refused Produce appends nothing, as a broker
   that is not the leader appends nothing.
 * A topic is named as the request names it: by name, or by its 16-byte id
-  in the versions that use ids (Fetch v13+, OffsetCommit v10), and echoed
+  in the versions that use ids (Produce v13, Fetch v13+, OffsetCommit v10), and echoed
   the same way; resolving an id to a name is the caller's business.
 """
 
@@ -57,8 +57,9 @@ _MINUS_ONE_HINTS = ("offset", "epoch", "timestamp", "_id", "leader", "_ms")
 def _topic_key(topic: Any, name_field: str) -> str | bytes:
     """A request's topic: its name, or its id where the version names topics by id."""
     name = getattr(topic, name_field, None)
-    if name is None and getattr(topic, "topic_id", None) is not None:
-        return bytes(topic.topic_id)
+    topic_id = getattr(topic, "topic_id", None)
+    if not name and topic_id:  # no name (None, or "" from Produce's fast decoder): named by id
+        return bytes(topic_id)
     return "" if name is None else str(name)
 
 
