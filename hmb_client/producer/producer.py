@@ -658,6 +658,8 @@ class Producer(TransactionCalls):
     ) -> None:
         if error is not None and self._idempotence is not None:
             self._idempotence.finished(batch)
+        if error is not None and self._txn is not None:
+            self._txn.send_failed(error)  # the transaction may no longer commit
         acc = self._acc
         with acc.lock:
             if batch in acc.unfinished:

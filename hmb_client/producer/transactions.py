@@ -21,6 +21,10 @@ Rules:
   the transactional id over: fatal, the producer must be closed
   (:class:`ProducerFencedError`).  Any other error leaves the transaction
   to be aborted (``abort_transaction``).
+* A record of the open transaction that was not delivered (its batch
+  failed) forbids the commit: ``commit_transaction`` raises
+  :class:`TransactionAbortableError` without ending the transaction, so
+  that a commit never makes a transaction visible with a record missing.
 * A transaction that wrote nothing ends without an EndTxn, as in Kafka.
 * Transaction version 2 (KIP-890 part 2), when the coordinator finalizes
   ``transaction.version`` 2 and serves EndTxn v5: no AddPartitionsToTxn or
@@ -73,6 +77,15 @@ class ProducerFencedError(KafkaError):
     """Another producer instance with the same transactional id has taken over."""
 
 
+class TransactionAbortableError(KafkaError):
+    """A record of the open transaction was not delivered: the transaction cannot commit.
+
+    Abort it (``abort_transaction``) and send its records again in a new one,
+    as with Java's client, whose commit fails the same way once a send of the
+    transaction has failed.
+    """
+
+
 def transaction_manager(config: Any, idempotence: Idempotence | None) -> TransactionManager | None:
     """The producer's transaction manager: None without ``transactional_id``."""
     if config.transactional_id is None:
@@ -98,6 +111,8 @@ class TransactionManager:
         self.offsets_added = False
         #: transaction version 2 (known once the coordinator is found at init)
         self.version_2 = False
+        #: the first send of the open transaction that failed: it may not commit
+        self.send_error: BaseException | None = None
         self._coordinator: BrokerConnection | None = None
 
     # ---------------------------------------------------------------- coordinator requests
@@ -198,6 +213,12 @@ class TransactionManager:
         self.in_transaction = True
         self.added.clear()
         self.offsets_added = False
+        self.send_error = None
+
+    def send_failed(self, error: BaseException) -> None:
+        """A record of the open transaction was not delivered (called as its batch fails)."""
+        if self.in_transaction and self.send_error is None:
+            self.send_error = error
 
     def check_open(self) -> None:
         if not self.in_transaction:
@@ -266,6 +287,11 @@ class TransactionManager:
         transaction open, for ``abort_transaction``."""
         if not self.in_transaction:
             raise IllegalStateError("no transaction is open")
+        if commit and self.send_error is not None:
+            raise TransactionAbortableError(
+                f"a record of the transaction of {self.transactional_id!r} was not delivered "
+                f"({self.send_error}): abort the transaction and send its records again"
+            ) from self.send_error
         if self.added or self.offsets_added:
             resp = await self._call(cluster, ApiKey.END_TXN, {**self._ids(), "committed": commit})
             if self.version_2:  # every transaction has its epoch: the next one's is answered
@@ -273,6 +299,7 @@ class TransactionManager:
         self.in_transaction = False
         self.added.clear()
         self.offsets_added = False
+        self.send_error = None
 
 
 class TransactionCalls:

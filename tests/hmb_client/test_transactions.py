@@ -21,16 +21,16 @@ from broker_process import InProcessBroker
 
 from hmb_client import Consumer, Producer
 from hmb_client.errors import KafkaError
-from hmb_client.producer.transactions import ProducerFencedError
+from hmb_client.producer.transactions import ProducerFencedError, TransactionAbortableError
 from hmb_client.structs import TopicPartition
 from kproto import ApiKey
 
 TP = TopicPartition("hc-txn", 0)
 
 
-def _read(bootstrap: str, isolation: str, expected: int) -> list[bytes]:
+def _read(bootstrap: str, isolation: str, expected: int, tp: TopicPartition = TP) -> list[bytes]:
     with Consumer(bootstrap, auto_offset_reset="earliest", isolation_level=isolation) as c:
-        c.assign([TP])
+        c.assign([tp])
         got: list[bytes] = []
         deadline = time.monotonic() + 20
         while len(got) < expected and time.monotonic() < deadline:
@@ -64,6 +64,28 @@ def test_commit_abort_and_isolation(in_process_broker: InProcessBroker) -> None:
         sent.setdefault(r["api_key"], set()).add(r["version"])
     assert (sent[ApiKey.PRODUCE], sent[ApiKey.END_TXN]) == ({13}, {5})
     assert ApiKey.ADD_PARTITIONS_TO_TXN not in sent
+
+
+def test_a_transaction_with_an_undelivered_record_does_not_commit(in_process_broker: InProcessBroker) -> None:
+    """A batch of the transaction failed: commit refuses (the transaction stays open for the
+    abort), so no committed transaction ever lacks one of its records."""
+    broker, topic = in_process_broker, "hc-undelivered"
+    with Producer(broker.bootstrap, transactional_id="hc-undelivered") as p:
+        p.init_transactions()
+        p.begin_transaction()
+        p.send(topic, b"delivered", partition=0).get(10)
+        broker.inject("PRODUCE", error="INVALID_RECORD", topic=topic)  # not retriable: the batch fails
+        with pytest.raises(KafkaError):
+            p.send(topic, b"undelivered", partition=0).get(10)
+        with pytest.raises(TransactionAbortableError, match="not delivered"):
+            p.commit_transaction()
+        p.abort_transaction()
+        p.begin_transaction()
+        for v in (b"delivered", b"undelivered"):  # what the application does: send them again
+            p.send(topic, v, partition=0)
+        p.commit_transaction()
+    tp = TopicPartition(topic, 0)
+    assert _read(broker.bootstrap, "read_committed", 2, tp) == [b"delivered", b"undelivered"]
 
 
 def test_offsets_and_fencing(in_process_broker: InProcessBroker) -> None:
