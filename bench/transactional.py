@@ -80,6 +80,7 @@ class _Hmb:
             batch_size=args.batch_size,
             delivery_timeout_ms=int(args.delivery_timeout * 1000),
         )
+        self.why = ""  # why the last commit failed (the run's outcome reports the first)
         self.p.init_transactions()
 
     def send(self, topic: str, value: bytes) -> None:
@@ -97,7 +98,8 @@ class _Hmb:
             return "ok"
         except ProducerFencedError:
             raise
-        except KafkaError:
+        except KafkaError as exc:
+            self.why = str(exc)
             self.p.abort_transaction()
             return "abort"
 
@@ -120,7 +122,10 @@ def sequenced_transactional(args: argparse.Namespace, counter: Any) -> dict[str,
             if outcome == "ok":
                 break
             if outcome == "abort":
-                counter.first_error = counter.first_error or "a transaction was aborted and sent again"
+                why = getattr(producer, "why", "")
+                counter.first_error = (
+                    counter.first_error or f"a transaction was aborted and sent again {why}".rstrip()
+                )
                 producer.begin()
                 for seq, _sent_at in pending:
                     producer.send(args.topic, _SEQ.pack(seq) + pad)
