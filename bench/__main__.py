@@ -174,6 +174,11 @@ def run_reliability(args: argparse.Namespace) -> int:
     if outcomes.exists() and args.resume:  # an interrupted matrix: run only what has no row yet
         done = {_run_key(json.loads(line)) for line in outcomes.read_text().splitlines() if line}
         runs = [r for r in runs if _run_key(r) not in done]
+        skips = out_dir / "skipped.jsonl"  # a row left out before is tried again: its reason goes
+        if skips.exists():
+            again = {r.semantics.name for r in runs}
+            kept = [x for x in skips.read_text().splitlines() if json.loads(x)["semantics"] not in again]
+            skips.write_text("".join(x + "\n" for x in kept))
     elif outcomes.exists() and not args.append:
         outcomes.unlink()
         (out_dir / "skipped.jsonl").unlink(missing_ok=True)
