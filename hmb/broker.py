@@ -32,8 +32,6 @@ from hmb.groups.offsets import TOPIC_CONFIG as OFFSETS_TOPIC_CONFIG
 from hmb.log.cleaner.cleaner import LogCleaner
 from hmb.log.manager import LogManager
 from hmb.net.server import endpoints, serve
-from hmb.security.authorizer import FILE_NAME as ACLS_FILE
-from hmb.security.authorizer import Authorizer
 from hmb.security.credentials import FILE_NAME as CREDENTIALS_FILE
 from hmb.security.credentials import CredentialStore
 from hmb.security.plain import PlainUsers
@@ -122,7 +120,10 @@ class Broker:
         # the security stores live beside meta.properties in the first log directory
         home = self.config.log_dirs[0]
         self.services.credentials = CredentialStore(home / CREDENTIALS_FILE)
-        if self.config.authorizer_class_name:
+        if self.config.authorizer_class_name:  # the ACL model is imported only when configured
+            from hmb.security.authorizer import FILE_NAME as ACLS_FILE
+            from hmb.security.authorizer import Authorizer
+
             self.services.authorizer = Authorizer(
                 home / ACLS_FILE,
                 super_users=Authorizer.parse_super_users(self.config.super_users),

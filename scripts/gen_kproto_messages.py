@@ -14,7 +14,8 @@ JSON files are inputs, never committed; the modules written are our own
 declarations of those public protocol facts.
 
 ``--readme`` rewrites the "What is covered" table of the README from the
-registries (kproto declares, hmb serves).
+registries (kproto declares, hmb serves), and hmb's handler index
+(``hmb/api/handler_index.py``) from the handlers' ``@handles`` declarations.
 
 Rules of this script:
 
@@ -470,11 +471,11 @@ def generate(dirs: list[Path]) -> list[str]:
 
 def readme_table() -> str:
     sys.path.insert(0, str(ROOT))
-    from hmb.api import HANDLERS
+    from hmb.api.registry import declared_handlers
     from kproto.api_keys import ApiKey
     from kproto.registry import REQUESTS
 
-    served = {h.api_key: (h.min_version, h.max_version) for h in HANDLERS.values()}
+    served = {h.api_key: (h.min_version, h.max_version) for h in declared_handlers().values()}
 
     def span(lo: int, hi: int) -> str:
         return str(lo) if lo == hi else f"{lo}\u2013{hi}"
@@ -488,6 +489,46 @@ def readme_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+# --------------------------------------------------------------------------
+# hmb's handler index
+# --------------------------------------------------------------------------
+
+HANDLER_INDEX = ROOT / "hmb" / "api" / "handler_index.py"
+
+_INDEX_TEMPLATE = '''"""Where each API key's handler lives and the versions it serves: the handlers'
+``@handles`` declarations, written here by ``{command}``.
+Do not edit: change the declaration and run that command (the registry test fails until this
+file agrees with the code).
+
+The broker builds its registry from this table (:mod:`hmb.api.registry`), so it answers
+ApiVersions without importing the handler modules; each is imported when its key is first
+spoken.
+"""
+
+from __future__ import annotations
+
+from kproto.api_keys import ApiKey
+
+INDEX: tuple[tuple[ApiKey, str, int, int], ...] = (
+{rows})
+"""(key, module in hmb.api, lowest version served, highest version served), by key."""
+'''
+
+
+def handler_index_text() -> str:
+    """The source of ``hmb/api/handler_index.py``, from the handlers the code declares."""
+    sys.path.insert(0, str(ROOT))
+    from hmb.api.registry import REWRITE_INDEX, declared_handlers
+    from kproto.api_keys import ApiKey
+
+    rows = "".join(
+        f'    (ApiKey.{ApiKey(key).name}, "{h.module.removeprefix("hmb.api.")}", '
+        f"{h.min_version}, {h.max_version}),\n"
+        for key, h in declared_handlers().items()
+    )
+    return _INDEX_TEMPLATE.format(command=REWRITE_INDEX, rows=rows)
+
+
 def update_readme(path: Path) -> None:
     text = path.read_text()
     start = text.index("| API (key) | kproto encodes and decodes | hmb serves |")
@@ -497,6 +538,7 @@ def update_readme(path: Path) -> None:
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--readme"]:
+        HANDLER_INDEX.write_text(handler_index_text())
         update_readme(Path(argv[1]))
         return
     if not argv:

@@ -9,6 +9,7 @@ declare would fail on the wire, so it must fail here first.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from hmb.api import HANDLERS
-from hmb.api.registry import Handler, handles, undeclared
+from hmb.api.handler_index import INDEX
+from hmb.api.registry import DECLARED, REWRITE_INDEX, Handler, declared_handlers, handles, undeclared
 from kproto import ApiKey
 from kproto.registry import REQUESTS, RESPONSES, supported_versions
 
@@ -60,6 +62,21 @@ def test_every_handler_module_registers_one_handler() -> None:
         defines = any(isinstance(n, ast.AsyncFunctionDef) and n.name == "handle" for n in tree.body)
         assert defines == (f"hmb.api.{path.stem}" in registered), path.name
     assert len(registered) == len(HANDLERS)
+
+
+def test_the_handler_index_is_what_the_handlers_declare() -> None:
+    """The broker serves from the index without importing the handlers: it must say what they say."""
+    rows = {h.api_key: (h.module, h.min_version, h.max_version) for h in declared_handlers().values()}
+    index = {int(key): (f"hmb.api.{module}", low, high) for key, module, low, high in INDEX}
+    assert index == rows, f"the handler index is stale: run {REWRITE_INDEX}"
+    assert len(INDEX) == len(index)
+
+
+def test_a_stale_index_row_fails_its_first_request_with_the_fix() -> None:
+    stale = Handler(ApiKey.HEARTBEAT, 0, 99, module="hmb.api.heartbeat")
+    with pytest.raises(LookupError, match=re.escape(REWRITE_INDEX)):
+        stale.handle  # noqa: B018 (the property imports the module and checks its declaration)
+    assert DECLARED[ApiKey.HEARTBEAT].max_version < 99
 
 
 def test_no_handler_claims_a_version_kproto_lacks() -> None:
