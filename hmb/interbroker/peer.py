@@ -15,7 +15,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import trio
@@ -24,6 +24,15 @@ from hmb.cluster.layout import BrokerRegistration
 from kproto import DecodeError, FrameDecoder, decode_response, encode_request
 
 CLIENT_ID = "hmb-broker"
+
+
+def by_topic(tps: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
+    """``(topic, partition)`` pairs as each topic's partitions, topics sorted: the shape of the
+    inter-broker requests that name partitions."""
+    grouped: dict[str, list[int]] = {}
+    for topic, partition in tps:
+        grouped.setdefault(topic, []).append(partition)
+    return sorted(grouped.items())
 
 
 def plain_listener(registration: BrokerRegistration) -> str:

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hmb.interbroker.peer import PeerError, ask, plain_listener
+from hmb.interbroker.peer import PeerError, ask, by_topic, plain_listener
 from kproto import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
@@ -37,15 +37,12 @@ TP = tuple[str, int]
 
 
 def _body(tid: str, producer_id: int, epoch: int, tps: list[TP]) -> dict[str, Any]:
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in tps:
-        by_topic.setdefault(topic, []).append(partition)
     txn = {
         "transactional_id": tid,
         "producer_id": producer_id,
         "producer_epoch": epoch,
         "verify_only": False,
-        "topics": [{"name": t, "partitions": ps} for t, ps in sorted(by_topic.items())],
+        "topics": [{"name": t, "partitions": ps} for t, ps in by_topic(tps)],
     }
     return {"transactions": [txn]}
 

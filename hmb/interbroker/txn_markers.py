@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from hmb.interbroker.peer import PeerError, ask, plain_listener
+from hmb.interbroker.peer import PeerError, ask, by_topic, plain_listener
 from kproto import ApiKey, ErrorCode
 
 if TYPE_CHECKING:
@@ -38,14 +38,11 @@ TP = tuple[str, int]
 
 
 def _body(pid: int, epoch: int, commit: bool, coordinator_epoch: int, tps: list[TP]) -> dict[str, Any]:
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in tps:
-        by_topic.setdefault(topic, []).append(partition)
     marker = {
         "producer_id": pid,
         "producer_epoch": epoch,
         "transaction_result": commit,
-        "topics": [{"name": t, "partition_indexes": ps} for t, ps in sorted(by_topic.items())],
+        "topics": [{"name": t, "partition_indexes": ps} for t, ps in by_topic(tps)],
         "coordinator_epoch": coordinator_epoch,
     }
     return {"markers": [marker]}

@@ -25,9 +25,6 @@ from functools import partial
 from hmb_client.cluster import NO_TOPIC_ID, TopicInfo
 from kproto.produce_fast import FIRST_TOPIC_ID, PartitionAck, produce_acks
 
-PRODUCE_BY_ID = FIRST_TOPIC_ID
-"""From this Produce version topics are named by their 16-byte id."""
-
 
 def produce_version(
     version: int, topics: Mapping[str, TopicInfo], names: Iterable[str]
@@ -35,13 +32,13 @@ def produce_version(
     """The Produce version to send for a request naming ``names``, given ``version``
     (the newest both sides speak) and the cached metadata ``topics``; with v13+ the
     id of each name, else None (v12 when v13 would need an id the metadata lacks)."""
-    if version < PRODUCE_BY_ID:
+    if version < FIRST_TOPIC_ID:
         return version, None
     ids: dict[str, bytes] = {}
     for name in names:
         info = topics.get(name)
         if info is None or info.topic_id == NO_TOPIC_ID:
-            return PRODUCE_BY_ID - 1, None
+            return FIRST_TOPIC_ID - 1, None
         ids[name] = info.topic_id
     return version, ids
 

@@ -25,11 +25,11 @@ from hmb_client import Consumer, Producer
 from hmb_client.cluster import NO_TOPIC_ID, TopicInfo
 from hmb_client.connection import CLIENT_VERSIONS, BrokerConnection
 from hmb_client.producer.idempotence import Idempotence
-from hmb_client.producer.topic_ids import PRODUCE_BY_ID, acks_decoder, produce_version
+from hmb_client.producer.topic_ids import acks_decoder, produce_version
 from hmb_client.producer.transactions import TransactionManager
 from hmb_client.structs import TopicPartition
 from kproto import ApiKey
-from kproto.produce_fast import PartitionAck, encode_produce_response
+from kproto.produce_fast import FIRST_TOPIC_ID, PartitionAck, encode_produce_response
 
 
 def _values(
@@ -61,7 +61,7 @@ def test_the_producer_sends_v13_and_the_records_land(in_process_broker: InProces
         offsets = [m.get(10) for m in metas]
     assert [(m.topic, m.partition) for m in offsets] == [(topic, i % 2) for i in range(30)]
     assert [m.offset for m in offsets if m.partition == 0] == list(range(15))
-    assert set(_versions(b, ApiKey.PRODUCE)) == {PRODUCE_BY_ID}
+    assert set(_versions(b, ApiKey.PRODUCE)) == {FIRST_TOPIC_ID}
     assert set(_versions(b, ApiKey.METADATA)) == {CLIENT_VERSIONS[ApiKey.METADATA][1]}
     assert _values(b.bootstrap, topic, 15, 0) == sent[0::2]
     assert _values(b.bootstrap, topic, 15, 1) == sent[1::2]
@@ -78,7 +78,7 @@ def test_without_topic_ids_the_producer_falls_back_to_v12(
     with Producer(b.bootstrap, enable_idempotence=True) as p:
         assert [p.send("by-name", v).get(10).offset for v in (b"a", b"b")] == [0, 1]
     assert set(_versions(b, ApiKey.METADATA)) == {9}
-    assert set(_versions(b, ApiKey.PRODUCE)) == {PRODUCE_BY_ID - 1}
+    assert set(_versions(b, ApiKey.PRODUCE)) == {FIRST_TOPIC_ID - 1}
     assert _values(b.bootstrap, "by-name", 2) == [b"a", b"b"]
 
 
@@ -98,7 +98,7 @@ def test_a_transaction_by_id_or_by_name_stays_on_version_2(
         for v in (b"t1", b"t2", b"t3"):
             p.send("txn-by-id", v, partition=0)
         p.commit_transaction()
-    assert set(_versions(b, ApiKey.PRODUCE)) == {PRODUCE_BY_ID if metadata >= 10 else PRODUCE_BY_ID - 1}
+    assert set(_versions(b, ApiKey.PRODUCE)) == {FIRST_TOPIC_ID if metadata >= 10 else FIRST_TOPIC_ID - 1}
     assert _versions(b, ApiKey.ADD_PARTITIONS_TO_TXN) == []
     assert _values(b.bootstrap, "txn-by-id", 3, isolation="read_committed") == [b"t1", b"t2", b"t3"]
 
@@ -114,7 +114,7 @@ def test_a_stale_topic_id_is_looked_up_again(in_process_broker: InProcessBroker)
         b.clear_requests()
         assert p.send("reborn", b"second life").get(20).offset == 0
     produced = _versions(b, ApiKey.PRODUCE)
-    assert set(produced) == {PRODUCE_BY_ID} and len(produced) >= 2, "refused by the old id, then sent again"
+    assert set(produced) == {FIRST_TOPIC_ID} and len(produced) >= 2, "refused by the old id, then sent again"
     assert ApiKey.METADATA in {r["api_key"] for r in b.requests()}
     assert _values(b.bootstrap, "reborn", 1) == [b"second life"]
 
