@@ -265,6 +265,12 @@ class EmbeddedBroker:
     def clear_faults(self) -> None:
         self._call("clear_faults")
 
+    def limit_versions(self, caps: dict[int | str, int]) -> dict[int, int]:
+        """Advertise and accept at most these versions, as an older broker (``{"FETCH": 11}``
+        serves Fetch up to v11, before its flexible layout; ``{}`` lifts every cap)."""
+        result: dict[int, int] = self._call("limit_versions", caps)
+        return result
+
     def advance_clock(self, delta: timedelta | float) -> None:
         """Move the broker's time forward; whatever is now due (sessions, retention) happens before return."""
         self._call("advance_clock", delta)

@@ -106,6 +106,11 @@ class Control:
     async def clear_faults(self) -> None:
         self.interceptor.clear()
 
+    async def limit_versions(self, caps: dict[int | str, int]) -> dict[int, int]:
+        """Advertise and accept at most these versions (``{"PRODUCE": 8}``; ``{}`` lifts every cap),
+        as an older broker would: :mod:`hmb.control.versions`."""
+        return self.interceptor.limit_versions(caps)
+
     # ---------------------------------------------------------------- the clock
 
     async def advance_clock(self, delta: timedelta | float) -> None:

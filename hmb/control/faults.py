@@ -7,13 +7,15 @@ brokers and brokers with a control listener).  Rules, in order:
 1. Every request is logged (api key, version, client id, correlation id,
    peer), newest last, the oldest dropped beyond ``REQUEST_LOG_SIZE``.
 2. While the broker is "unavailable" every request closes its connection.
-3. The first armed :class:`Fault` matching the request (its API key and, if
+3. A request above a version cap (:mod:`hmb.control.versions`) closes its
+   connection; ApiVersions is answered with the capped table.
+4. The first armed :class:`Fault` matching the request (its API key and, if
    the fault names them, a topic and partition the request mentions) is
    used once: it delays the request, then drops the connection, or answers
    with its error code (:mod:`hmb.control.error_replies`), or lets the
    handler answer.  A fault with a topic refuses the whole request that
    mentions it, the other partitions of that request included.
-4. No fault matches: the handler answers, as without an interceptor.
+5. No fault matches: the handler answers, as without an interceptor.
 
 Times here are real (trio's clock), not the broker's movable clock: a delay
 is a delay on the wire.
@@ -30,6 +32,7 @@ from typing import Any
 import trio
 
 from hmb.api.context import CloseConnection, Reply, Session
+from hmb.control import versions
 from hmb.control.error_replies import can_refuse, error_reply, topic_partitions
 from kproto import ApiKey, ErrorCode, Request
 
@@ -110,6 +113,8 @@ class Interceptor:
         #: topic id -> name (the broker's own table, set by its Control): a fault names a
         #: topic, a request of a newer version may name it by id
         self.topic_names: Mapping[bytes, str] = {}
+        #: api key -> the newest version advertised and accepted (:mod:`hmb.control.versions`)
+        self.version_caps: dict[int, int] = {}
 
     # ---------------------------------------------------------------- arming (the test's side)
 
@@ -143,6 +148,12 @@ class Interceptor:
         self.faults.append(fault)
         return fault
 
+    def limit_versions(self, caps: Mapping[int | str, int]) -> dict[int, int]:
+        """Serve at most these versions from now (an empty mapping lifts every cap); checked
+        first, so a bad cap changes nothing."""
+        self.version_caps = versions.parse_caps(caps)
+        return dict(self.version_caps)
+
     def make_unavailable(self, seconds: float) -> None:
         """Close every connection's requests for ``seconds`` (real time) from now."""
         self.unavailable_until = trio.current_time() + seconds
@@ -168,6 +179,10 @@ class Interceptor:
         )
         if trio.current_time() < self.unavailable_until:
             raise CloseConnection("broker made unavailable by the control API")
+        if self.version_caps:
+            capped = versions.check(request, self.version_caps)
+            if capped is not None:
+                return capped
         fault = next((f for f in self.faults if f.matches(request, self.topic_names)), None)
         if fault is None:
             return None

@@ -51,6 +51,7 @@ OPS = (
     "delete_topic",
     "group",
     "inject",
+    "limit_versions",
     "make_unavailable",
     "producers",
     "records",

@@ -108,3 +108,17 @@ def test_with_security_only_a_logged_in_super_user_is_answered(tmp_path: Path) -
         assert admin.call("topics")["ok"]
         assert "stolen" not in admin.call("topics")["result"]  # the refused request changed nothing
         broker.wait_for_log(r"failed login for 'alice'")
+
+
+def test_version_caps_over_the_wire(served: tuple[BrokerProcess, ControlClient]) -> None:
+    broker, control = served
+    assert control.call("limit_versions", caps={"FETCH": 11, "0": 8}) == {
+        "ok": True,
+        "result": {"0": 8, "1": 11},
+    }
+    av3 = {"client_software_name": "t", "client_software_version": "1"}
+    with WireClient(broker.bootstrap) as c:
+        table = {k.api_key: k.max_version for k in c.request(ApiKey.API_VERSIONS, 3, av3).api_keys}
+    assert (table[ApiKey.PRODUCE], table[ApiKey.FETCH]) == (8, 11)
+    assert "no API key named" in control.call("limit_versions", caps={"NOPE": 1})["error"]
+    assert control.call("limit_versions", caps={})["result"] == {}
