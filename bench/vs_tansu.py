@@ -25,6 +25,14 @@ drift hits both alike):
 
 Each measurement runs in its own process so one client's state never
 leaks into the next.  Ratios are hmb / Tansu within a round.
+
+``--classic`` adds a third broker per round, hmb answering as a broker whose
+newest Produce is v8 and Fetch v11 (the control API's ``limit_versions``),
+so that librdkafka uses the classic, non-flexible layouts of both (it has no
+setting of its own to cap versions).  Both hmb brokers then run with the
+control endpoint on, so the only difference between them is the versions
+the client negotiates (flexible: Produce v10, Fetch v16 with librdkafka
+2.16); the table adds the classic ratios and flexible / classic.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.hmb_process import BrokerProcess
+from bench.hmb_process import BrokerProcess, free_port
 from bench.studies import machine_info
 from bench.tansu import TansuProcess
 
@@ -105,6 +113,7 @@ print(json.dumps({"seconds": assigned[0] - t0}))
 """
 
 BROKERS = ("hmb", "tansu")
+CLASSIC_CAPS = {"PRODUCE": 8, "FETCH": 11}  # the newest versions before the flexible layouts
 
 
 def _run(code: str, *args: object) -> dict[str, float]:
@@ -125,18 +134,41 @@ def _create_topic(bootstrap: str, topic: str) -> None:
         future.result(30)
 
 
+def _control(port: int, op: str, **args: object) -> object:
+    """One call of an ``hmb serve``'s control endpoint (JSON lines)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock, sock.makefile("rwb") as f:
+        f.write(json.dumps({"op": op, "args": args}).encode() + b"\n")
+        f.flush()
+        reply = json.loads(f.readline())
+    if not reply.get("ok"):
+        raise RuntimeError(f"control {op} failed: {reply}")
+    return reply["result"]
+
+
 @contextmanager
-def _broker(kind: str) -> Iterator[str]:
+def _broker(kind: str, control: bool = False) -> Iterator[str]:
+    """``kind``: tansu, hmb, or hmb-classic (hmb capped at :data:`CLASSIC_CAPS`); ``control``:
+    the hmb broker runs with its control endpoint on (as hmb-classic must)."""
     if kind == "tansu":
         with TansuProcess() as t:
             yield t.bootstrap
         return
-    with tempfile.TemporaryDirectory(prefix="hmb-vs-tansu-") as tmp, BrokerProcess(Path(tmp) / "data") as b:
+    port = free_port()
+    overrides = (f"control.listener=127.0.0.1:{port}",) if control or kind == "hmb-classic" else ()
+    with (
+        tempfile.TemporaryDirectory(prefix="hmb-vs-tansu-") as tmp,
+        BrokerProcess(Path(tmp) / "data", *overrides) as b,
+    ):
+        if kind == "hmb-classic":
+            b.wait_for_log("control endpoint")
+            _control(port, "limit_versions", caps=CLASSIC_CAPS)
         yield b.bootstrap
 
 
-def measure(kind: str, records: int, size: int) -> dict[str, float]:
-    with _broker(kind) as bootstrap:
+def measure(kind: str, records: int, size: int, control: bool = False) -> dict[str, float]:
+    with _broker(kind, control) as bootstrap:
         topic = "bench-vs-tansu"
         _create_topic(bootstrap, topic)
         produce = _run(PRODUCE, bootstrap, topic, records, size)["records_per_s"]
@@ -157,6 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--record-size", type=int, default=100, help="bytes per record value (default 100)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds; the broker order alternates (default 3)")
     ap.add_argument("--out", type=Path, help="also write the Markdown table to this file")
+    ap.add_argument(
+        "--classic",
+        action="store_true",
+        help="also run hmb capped at Produce v8 / Fetch v11 (librdkafka then uses the classic, "
+        "non-flexible layouts) and report flexible against classic in the same round",
+    )
     args = ap.parse_args(argv)
 
     header = (
@@ -171,9 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     lines = [header]
     print(header, flush=True)
     ratios: dict[str, list[float]] = {"produce": [], "consume": [], "consume_open": []}
+    kinds = (*BROKERS, "hmb-classic") if args.classic else BROKERS
+    classic_rows: list[dict[str, dict[str, float]]] = []
     for rnd in range(args.rounds):
-        order = BROKERS if rnd % 2 == 0 else BROKERS[::-1]
-        res = {kind: measure(kind, args.records, args.record_size) for kind in order}
+        order = kinds[rnd % len(kinds) :] + kinds[: rnd % len(kinds)] if args.classic else kinds
+        order = order if rnd % 2 == 0 else order[::-1]
+        res = {kind: measure(kind, args.records, args.record_size, args.classic) for kind in order}
+        classic_rows.append(res)
         h, t = res["hmb"], res["tansu"]
         for key in ratios:
             ratios[key].append(h[key] / t[key])
@@ -192,9 +234,37 @@ def main(argv: list[str] | None = None) -> int:
         f"consume with an open queue {statistics.median(ratios['consume_open']):.2f}."
     )
     print(summary)
+    if args.classic:
+        summary += "\n\n" + "\n".join(_classic_table(classic_rows))
+        print(summary.split("\n\n", 1)[1])
     if args.out:
         args.out.write_text("\n".join(lines) + "\n" + summary + "\n")
     return 0
+
+
+def _classic_table(rows: list[dict[str, dict[str, float]]]) -> list[str]:
+    """Flexible (hmb) against classic (hmb-classic) versions, each as a ratio to Tansu in its round."""
+    out = [
+        "Flexible against classic versions (hmb with control endpoint in both; classic = capped at "
+        "Produce v8 / Fetch v11), ratios to Tansu in the same round:",
+        "",
+        "| round | produce flexible/Tansu | produce classic/Tansu | produce flexible/classic "
+        "| consume (open queue) flexible/Tansu | classic/Tansu | consume flexible/classic |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    per: dict[str, list[float]] = {"produce": [], "consume_open": []}
+    for rnd, res in enumerate(rows, 1):
+        flex, classic, t = res["hmb"], res["hmb-classic"], res["tansu"]
+        cells = []
+        for key in per:
+            per[key].append(flex[key] / classic[key])
+            cells += [flex[key] / t[key], classic[key] / t[key], flex[key] / classic[key]]
+        out.append(f"| {rnd} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
+    out.append(
+        f"\nMedian flexible/classic: produce {statistics.median(per['produce']):.3f}, "
+        f"consume (open queue) {statistics.median(per['consume_open']):.3f}."
+    )
+    return out
 
 
 if __name__ == "__main__":
