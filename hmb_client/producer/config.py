@@ -74,7 +74,7 @@ class ProducerConfig(SecuritySettings):
     rack_backup_slots: int = 15_000  # the circular list's slots at start
     rack_backup_max_slots: int = 1_000_000  # how far the list may grow
     rack_retry_interval_ms: int = 180_000  # failed resends are sent again this often
-    rack_receipt_wait_ms: int = 10_000  # flush() waits this long for receipts before resending
+    rack_receipt_wait_ms: int = 10_000  # flush() resends what has no receipt after this long without one
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -11,11 +11,15 @@ Rules:
   then the confirmation.
 * A resend that fails goes to the retry list; every ``retry_interval_ms``
   (3 minutes by default) the list is resent.
-* :meth:`Monitor.flush` is the end of a run: it waits up to
-  ``receipt_wait_ms`` for the receipts of the records still unconfirmed,
-  resends those that have none, and returns once every resend is
-  acknowledged.  While resends keep failing it retries them each
-  ``retry_interval_ms`` until its timeout.
+* :meth:`Monitor.flush` is the end of a run: it waits for the receipts of
+  the records still unconfirmed as long as they keep coming, resends those
+  that have none once ``receipt_wait_ms`` passes without a new receipt, and
+  returns once every resend is acknowledged.  While resends keep failing it
+  retries them each ``retry_interval_ms`` until its timeout.  (Receipts late
+  because ZooKeeper is slower than the producer are not lost: a fixed wait
+  resent them all and doubled most of a long run's records, 54-95 % of
+  100,000 on three brokers; waiting on progress resends only what stopped
+  coming.)
 * One monitor serves one origin (the producer's client id): it reads only
   receipts of that origin, so several producers, each with its own client
   id, can share a broker and a receipts topic.
@@ -68,6 +72,7 @@ class Monitor:
         self.receipt_wait_s = receipt_wait_ms / 1000
         self.stats = MonitorStats()
         self._backups = CircularBackups(slots, max_slots=max_slots)
+        self._last_receipt = float("-inf")  # monotonic time of the last receipt that confirmed a backup
         self._lock = threading.Condition()
         self._retry: list[Backup] = []  # resends that failed, for the next retry round
         self._in_flight = 0  # resends sent, not yet answered
@@ -107,19 +112,26 @@ class Monitor:
         """Receipts (topic, id) of this monitor's origin (called by the receipts source)."""
         with self._lock:
             confirm = self._backups.confirm
-            self.stats.confirmed += sum(1 for topic, rid in receipts if confirm(topic, rid))
+            confirmed = sum(1 for topic, rid in receipts if confirm(topic, rid))
+            if confirmed:
+                self.stats.confirmed += confirmed
+                self._last_receipt = time.monotonic()  # a waiting flush sees it when its wait ends
             if not self._backups.unconfirmed:
                 self._lock.notify_all()
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait for receipts, resend what has none, wait for the resends; True when all is done."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        wait_until = time.monotonic() + self.receipt_wait_s
-        if deadline is not None:
-            wait_until = min(wait_until, deadline)
         with self._lock:
-            while self._backups.unconfirmed and time.monotonic() < wait_until:
-                self._lock.wait(max(0.0, wait_until - time.monotonic()))
+            self._last_receipt = max(self._last_receipt, time.monotonic())  # the wait starts now
+            while self._backups.unconfirmed:
+                wait_until = self._last_receipt + self.receipt_wait_s  # moved on by every new receipt
+                if deadline is not None:
+                    wait_until = min(wait_until, deadline)
+                now = time.monotonic()
+                if now >= wait_until:
+                    break
+                self._lock.wait(wait_until - now)
             leftovers = self._backups.take_unconfirmed()
         for b in leftovers:
             self._resend(b)

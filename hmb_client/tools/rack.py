@@ -69,7 +69,8 @@ def register(sub: Any) -> None:
         "--receipt-wait-ms",
         type=positive_int,
         default=10_000,
-        help="at a producer's flush, how long to wait for receipts before resending (default 10000)",
+        help="at a producer's flush, resend what has no receipt once this long passes without a new "
+        "receipt (default 10000)",
     )
     p.set_defaults(func=run_rack_monitor)
 

@@ -178,3 +178,36 @@ def test_a_record_refused_at_once_is_not_backed_up(broker: InProcessBroker) -> N
         p.send("rack-refused", b"fits")
         p.flush(timeout=30)  # returns: the refused record is nobody's to resend
         assert (p.monitor.stats.backups, p.monitor.stats.confirmed, p.monitor.stats.resent) == (1, 1, 0)
+
+
+def test_flush_waits_while_receipts_keep_coming_and_resends_only_what_stopped(
+    broker: InProcessBroker,
+) -> None:
+    """Receipts trickling in for twice ``receipt_wait_ms`` are late, not lost: flush resends only
+    the two records whose receipts never come (a fixed wait would resend about half of them)."""
+    import threading
+    import time
+
+    from hmb_client.rack.backups import Backup
+    from hmb_client.rack.monitor import Monitor
+
+    broker.create_topic("rack-late", 1)
+    monitor = Monitor(broker.bootstrap, "rack-late-origin", receipt_wait_ms=1000)
+    try:
+        for i in range(22):
+            monitor.backup(Backup("rack-late", str(i), b"late-%d" % i, partition=0))
+
+        def trickle() -> None:  # a slow ZooKeeper: one receipt every 0.1 s, 2 s in all
+            for i in range(20):
+                time.sleep(0.1)
+                monitor.confirm([("rack-late", str(i))])
+
+        feeder = threading.Thread(target=trickle)
+        feeder.start()
+        assert monitor.flush(timeout=60)
+        feeder.join()
+        assert monitor.stats.confirmed == 20
+        assert monitor.stats.resent == 2
+    finally:
+        monitor.close()
+    assert [r["value"] for r in broker.records("rack-late", 0)] == [b"late-20", b"late-21"]
