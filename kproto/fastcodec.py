@@ -30,6 +30,7 @@ Rules of this module:
 from __future__ import annotations
 
 import io
+import keyword
 import struct
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,7 +38,7 @@ from typing import Any
 from construct import Container
 
 from kproto import primitives as p
-from kproto.primitives import TaggedFields, shared_default
+from kproto.primitives import TaggedFields, absent_tags, shared_default
 from kproto.schema import (
     Array,
     Bytes,
@@ -263,12 +264,13 @@ def _d_type(g: _Gen, ind: int, target: str, ftype: Any, version: int, nullable: 
             return
         g.emit(ind + 1, f"{target} = []")
         item = g.var("it")
-        g.emit(ind + 1, f"for _ in range({n}):")
+        g.emit(ind + 1, f"if {n}:")  # an empty array (most aborted-transaction lists) skips the loop
+        g.emit(ind + 2, f"for _ in range({n}):")
         if isinstance(of, (list, tuple)):
-            _d_struct(g, ind + 2, item, of, version, compact)
+            _d_struct(g, ind + 3, item, of, version, compact)
         else:
-            _d_type(g, ind + 2, item, of, version, False, compact)
-        g.emit(ind + 2, f"{target}.append({item})")
+            _d_type(g, ind + 3, item, of, version, False, compact)
+        g.emit(ind + 3, f"{target}.append({item})")
     else:
         raise _Unsupported(ftype)
 
@@ -307,18 +309,29 @@ def _d_struct(g: _Gen, ind: int, target: str, fields: Sequence[Field], version: 
         _d_type(g, ind, v, f.type, version, f.nullable_in(version), compact)
         names.append((f.name, v))
     flush()
-    items = [f"{name!r}: {v}" for name, v in names]
     if flexible:
         tf = g.var("tf")
         con_name = g.const("tfc", TaggedFields(tagged))
         g.emit(ind, "if data[pos] == 0:")
         g.emit(ind + 1, "pos += 1")
-        defaults = [f"{name!r}: {_literal(g, default)}" for name, _, default in tagged.values()]
-        g.emit(ind + 1, f"{tf} = {{{', '.join(defaults)}}}")
+        absent = absent_tags({name: default for name, _, default in tagged.values()})
+        if absent is not None:
+            g.emit(ind + 1, f"{tf} = {g.const('absent', absent)}")
+        else:
+            defaults = [f"{name!r}: {_literal(g, default)}" for name, _, default in tagged.values()]
+            g.emit(ind + 1, f"{tf} = {{{', '.join(defaults)}}}")
         g.emit(ind, "else:")
         g.emit(ind + 1, f"{tf}, pos = _read_tags({con_name}, data, pos)")
-        items.append(f"'tagged_fields': {tf}")
-    g.emit(ind, f"{target} = Container({{{', '.join(items)}}})")
+        names.append(("tagged_fields", tf))
+    g.emit(ind, f"{target} = {_container(names)}")
+
+
+def _container(items: list[tuple[str, str]]) -> str:
+    """Source building a Container of ``items`` (name, variable) in order: by keywords,
+    a little cheaper than from a dict literal, unless a name cannot be one."""
+    if all(name.isidentifier() and not keyword.iskeyword(name) for name, _ in items):
+        return "Container(" + ", ".join(f"{name}={v}" for name, v in items) + ")"
+    return "Container({" + ", ".join(f"{name!r}: {v}" for name, v in items) + "})"
 
 
 # --------------------------------------------------------------------------

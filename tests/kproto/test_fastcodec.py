@@ -31,7 +31,7 @@ from kproto_strategies import (
 )
 
 import kproto
-from kproto.fastcodec import fast_decoder, fast_encoder
+from kproto.fastcodec import _container, fast_decoder, fast_encoder
 from kproto.headers import REQUEST_HEADER, RESPONSE_HEADER
 from kproto.schema import Message
 
@@ -148,9 +148,54 @@ def test_absent_struct_tagged_fields_are_one_shared_read_only_default(
     assert changed.leader_id == 3 and leader.leader_id == -1
 
 
+@pytest.mark.parametrize("path", ["fast", "grammar"])
+def test_absent_tagged_fields_are_one_shared_read_only_dict(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Fetch partition whose frame carries no tag: both decoders hand out one dict of the
+    defaults for every such partition; it refuses changes, so one caller's edit can never
+    show up in another decode, and a copy is the caller's own."""
+    if path == "grammar":
+        monkeypatch.setattr("kproto.codec.fast_decoder", lambda *a: None)
+    frame = _fetch_frame({})
+    first, second = _fetch_partition(frame), _fetch_partition(frame)
+    tags = first.tagged_fields
+    assert tags == {
+        "diverging_epoch": {"epoch": -1, "end_offset": -1, "tagged_fields": {}},
+        "current_leader": {"leader_id": -1, "leader_epoch": -1, "tagged_fields": {}},
+        "snapshot_id": {"end_offset": -1, "epoch": -1, "tagged_fields": {}},
+    }
+    assert tags is second.tagged_fields
+    for change in (
+        lambda: tags.__setitem__("diverging_epoch", None),
+        lambda: tags.pop("snapshot_id"),
+        lambda: tags.update(current_leader=None),
+        lambda: tags.setdefault(7, b""),
+        lambda: tags.clear(),
+    ):
+        with pytest.raises(TypeError, match="read-only"):
+            change()
+    with pytest.raises(TypeError, match="read-only"):
+        del tags["current_leader"]
+    assert second.tagged_fields["current_leader"].leader_id == -1 and len(second.tagged_fields) == 3
+    for own in (dict(tags), copy.copy(tags), copy.deepcopy(tags)):
+        own["current_leader"] = None
+        assert own["current_leader"] is None and tags["current_leader"] is not None
+    assert kproto.encode_response(1, 16, 7, kproto.decode_response(1, 16, frame).body) == frame
+
+
 def test_present_struct_tagged_field_is_decoded_not_shared() -> None:
     frame = _fetch_frame({"current_leader": {"leader_id": 2, "leader_epoch": 9}})
     leader = _fetch_partition(frame).tagged_fields["current_leader"]
     assert (leader.leader_id, leader.leader_epoch) == (2, 9)
     leader.leader_id = 4  # decoded from the frame: the caller's own
     assert leader.leader_id == 4
+
+
+def test_a_field_name_python_reserves_is_built_from_a_dict() -> None:
+    """Structs are built by keywords; a name that cannot be one (none is declared today)
+    still decodes, from a dict literal."""
+    assert _container([("leader_id", "_v1"), ("tagged_fields", "_tf2")]) == (
+        "Container(leader_id=_v1, tagged_fields=_tf2)"
+    )
+    assert _container([("from", "_v1"), ("to", "_v2")]) == "Container({'from': _v1, 'to': _v2})"
