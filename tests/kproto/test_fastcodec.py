@@ -33,6 +33,7 @@ from kproto_strategies import (
 import kproto
 from kproto.fastcodec import _container, fast_decoder, fast_encoder
 from kproto.headers import REQUEST_HEADER, RESPONSE_HEADER
+from kproto.registry import response_message
 from kproto.schema import Message
 
 HEADERS = [(REQUEST_HEADER, v) for v in range(3)] + [(RESPONSE_HEADER, v) for v in range(2)]
@@ -199,3 +200,40 @@ def test_a_field_name_python_reserves_is_built_from_a_dict() -> None:
         "Container(leader_id=_v1, tagged_fields=_tf2)"
     )
     assert _container([("from", "_v1"), ("to", "_v2")]) == "Container({'from': _v1, 'to': _v2})"
+
+
+@pytest.mark.parametrize("version", range(4, 19))
+@pytest.mark.parametrize(
+    "aborted", [None, [], [{"producer_id": 7, "first_offset": 3}]], ids=["null", "empty", "one"]
+)
+def test_an_array_between_fixed_fields_reads_alike_empty_null_or_not(version: int, aborted: Any) -> None:
+    """A Fetch partition's aborted transactions sit between two runs of fixed-width fields:
+    empty or null they are read in one unpack with both runs, otherwise one by one."""
+    partition = {
+        "partition_index": 4,
+        "error_code": 0,
+        "high_watermark": 5,
+        "last_stable_offset": 5,
+        "log_start_offset": 1,
+        "aborted_transactions": aborted,
+        "preferred_read_replica": 2,
+        "records": b"abc",
+    }
+    body = {
+        "throttle_time_ms": 1,
+        "error_code": 0,
+        "session_id": 9,
+        "responses": [{"topic": "t", "topic_id": bytes(range(16)), "partitions": [partition, partition]}],
+    }
+    msg = response_message(1, version)
+    data = bytes(msg.struct(version).build(body))
+    decode = fast_decoder(msg, version)
+    assert decode is not None
+    value, pos = decode(data, 0)
+    assert pos == len(data)
+    assert plain(value) == plain(msg.struct(version).parse(data))
+    second = value.responses[0].partitions[1]
+    read = second.aborted_transactions
+    assert read == aborted if not aborted else [(a.producer_id, a.first_offset) for a in read] == [(7, 3)]
+    assert second.get("preferred_read_replica") == (2 if version >= 11 else None)
+    assert second.records == b"abc"
