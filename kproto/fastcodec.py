@@ -259,11 +259,14 @@ def _d_type(g: _Gen, ind: int, target: str, ftype: Any, version: int, nullable: 
             code = _FIXED[id(of)]
             size = struct.calcsize(">" + code)
             fmts = g.const("fmts", _FORMATS[code])
-            g.emit(ind + 1, f"if {n} < {_SHORT}:")
+            g.emit(ind + 1, f"if not {n}:")  # empty (most offline-replica lists): no unpack
+            g.emit(ind + 2, f"{target} = []")
+            g.emit(ind + 1, f"elif {n} < {_SHORT}:")
             g.emit(ind + 2, f"{target} = list({fmts}[{n}].unpack_from(data, pos))")
+            g.emit(ind + 2, f"pos += {size} * {n}")
             g.emit(ind + 1, "else:")
             g.emit(ind + 2, f"{target} = list(unpack_from('>%d{code}' % {n}, data, pos))")
-            g.emit(ind + 1, f"pos += {size} * {n}")
+            g.emit(ind + 2, f"pos += {size} * {n}")
             return
         g.emit(ind + 1, f"{target} = []")
         item = g.var("it")
