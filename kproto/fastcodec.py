@@ -4,7 +4,8 @@ Construct's compiled grammars cost a function call or two per field and a
 ``Container`` per struct built through its generic machinery; a Metadata
 response of a thousand partitions took milliseconds.  This module writes,
 once per (message, version), one plain Python function that decodes the
-whole body with ``struct.unpack_from`` over consecutive fixed-width fields,
+whole body with ``struct.unpack_from`` over consecutive fixed-width fields
+(across an array between two such runs too, when it is empty or null),
 inline varints and inline loops, and one that encodes it into a
 ``bytearray`` the same way.  The Construct grammar of :mod:`kproto.schema`
 stays the reference: ``tests/kproto/test_fastcodec.py`` proves, at every
@@ -20,9 +21,11 @@ Rules of this module:
   field's path.  So the fast path changes speed, never behaviour.
 * Decoding yields what the grammar yields: a ``Container`` per struct with
   the version's fields in declaration order and, in flexible versions, a
-  ``tagged_fields`` dict (known tags at their defaults unless present);
-  arrays are lists.  Tagged fields that are present, and encoding tagged
-  fields that are set, go through the grammar's own ``TaggedFields``.
+  ``tagged_fields`` dict (known tags at their defaults unless present; with
+  no tag in the frame and only immutable defaults, the declaration's one
+  shared read-only dict, as the grammar hands out); arrays are lists.
+  Tagged fields that are present, and encoding tagged fields that are set,
+  go through the grammar's own ``TaggedFields``.
 * Only the types messages use are generated; a declaration with any other
   type gets no fast functions (the grammar serves it).
 """
@@ -30,6 +33,7 @@ Rules of this module:
 from __future__ import annotations
 
 import io
+import keyword
 import struct
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,7 +41,7 @@ from typing import Any
 from construct import Container
 
 from kproto import primitives as p
-from kproto.primitives import TaggedFields, shared_default
+from kproto.primitives import TaggedFields, absent_tags, shared_default
 from kproto.schema import (
     Array,
     Bytes,
@@ -255,22 +259,75 @@ def _d_type(g: _Gen, ind: int, target: str, ftype: Any, version: int, nullable: 
             code = _FIXED[id(of)]
             size = struct.calcsize(">" + code)
             fmts = g.const("fmts", _FORMATS[code])
-            g.emit(ind + 1, f"if {n} < {_SHORT}:")
+            g.emit(ind + 1, f"if not {n}:")  # empty (most offline-replica lists): no unpack
+            g.emit(ind + 2, f"{target} = []")
+            g.emit(ind + 1, f"elif {n} < {_SHORT}:")
             g.emit(ind + 2, f"{target} = list({fmts}[{n}].unpack_from(data, pos))")
+            g.emit(ind + 2, f"pos += {size} * {n}")
             g.emit(ind + 1, "else:")
             g.emit(ind + 2, f"{target} = list(unpack_from('>%d{code}' % {n}, data, pos))")
-            g.emit(ind + 1, f"pos += {size} * {n}")
+            g.emit(ind + 2, f"pos += {size} * {n}")
             return
         g.emit(ind + 1, f"{target} = []")
         item = g.var("it")
-        g.emit(ind + 1, f"for _ in range({n}):")
+        g.emit(ind + 1, f"if {n}:")  # an empty array (most aborted-transaction lists) skips the loop
+        g.emit(ind + 2, f"for _ in range({n}):")
         if isinstance(of, (list, tuple)):
-            _d_struct(g, ind + 2, item, of, version, compact)
+            _d_struct(g, ind + 3, item, of, version, compact)
         else:
-            _d_type(g, ind + 2, item, of, version, False, compact)
-        g.emit(ind + 2, f"{target}.append({item})")
+            _d_type(g, ind + 3, item, of, version, False, compact)
+        g.emit(ind + 3, f"{target}.append({item})")
     else:
         raise _Unsupported(ftype)
+
+
+def _d_fused_array(
+    g: _Gen,
+    ind: int,
+    head: list[tuple[str, str]],
+    f: Field,
+    compact: bool,
+    tail: list[tuple[str, str]],
+    version: int,
+    names: list[tuple[str, str]],
+) -> None:
+    """An array between two runs of fixed-width fields, read in one unpack when it is empty or null.
+
+    Most arrays between such fields are empty (a Fetch partition's aborted
+    transactions): one ``unpack_from`` then reads the fields before, the
+    length and the fields after.  Otherwise the array and the fields after
+    are read as usual.  The single read never asks for bytes a valid frame
+    lacks: the fields after the array follow its length in any frame."""
+    code = "B" if compact else "i"  # the length: a one-byte uvarint(n + 1), or int32 n
+    empty, null = (1, 0) if compact else (0, -1)
+    head_fmt = ">" + "".join(c for _, c in head)
+    tail_fmt = ">" + "".join(c for _, c in tail)
+    head_vars = [g.var("v") for _ in head]
+    tail_vars = [g.var("v") for _ in tail]
+    n, v = g.var("n"), g.var("v")
+    _unpack(g, ind, [*head_vars, n, *tail_vars], head_fmt + code + tail_fmt[1:])
+    size = struct.calcsize(head_fmt + code + tail_fmt[1:])
+    g.emit(ind, f"if {n} == {empty}:")
+    g.emit(ind + 1, f"{v} = []")
+    g.emit(ind + 1, f"pos += {size}")
+    if f.nullable_in(version):
+        g.emit(ind, f"elif {n} == {null}:")
+        g.emit(ind + 1, f"{v} = None")
+        g.emit(ind + 1, f"pos += {size}")
+    g.emit(ind, "else:")
+    g.emit(ind + 1, f"pos += {struct.calcsize(head_fmt)}")
+    _d_type(g, ind + 1, v, f.type, version, f.nullable_in(version), compact)
+    if tail:
+        _unpack(g, ind + 1, tail_vars, tail_fmt)
+        g.emit(ind + 1, f"pos += {struct.calcsize(tail_fmt)}")
+    names.extend((name, var) for (name, _), var in zip(head, head_vars, strict=True))
+    names.append((f.name, v))
+    names.extend((name, var) for (name, _), var in zip(tail, tail_vars, strict=True))
+
+
+def _unpack(g: _Gen, ind: int, vars_: list[str], fmt: str) -> None:
+    """``vars_`` = the fixed-width values of ``fmt`` at ``pos`` (``pos`` left where it was)."""
+    g.emit(ind, f"{', '.join(vars_)}{',' if len(vars_) == 1 else ''} = {g.fmt(fmt)}.unpack_from(data, pos)")
 
 
 def _d_struct(g: _Gen, ind: int, target: str, fields: Sequence[Field], version: int, flexible: bool) -> None:
@@ -282,43 +339,66 @@ def _d_struct(g: _Gen, ind: int, target: str, fields: Sequence[Field], version: 
             return
         fmt = ">" + "".join(code for _, code in run)
         vars_ = [g.var("v") for _ in run]
-        g.emit(
-            ind, f"{', '.join(vars_)}{',' if len(vars_) == 1 else ''} = {g.fmt(fmt)}.unpack_from(data, pos)"
-        )
+        _unpack(g, ind, vars_, fmt)
         g.emit(ind, f"pos += {struct.calcsize(fmt)}")
         names.extend((name, v) for (name, _), v in zip(run, vars_, strict=True))
         run.clear()
 
     tagged: dict[int, tuple[str, Any, Any]] = {}
+    body: list[tuple[Field, bool]] = []  # the fields in the frame's body, with their compactness
     for f in fields:
         if not f.present_in(version):
             continue
         compact = _compact(f, version, flexible)
-        if f.tag is not None:
-            if flexible:
-                con = _resolve(f.type, version, compact, f.nullable_in(version))
-                tagged[f.tag] = (f.name, con, default_of(f, version, compact))
-            continue
+        if f.tag is None:
+            body.append((f, compact))
+        elif flexible:
+            con = _resolve(f.type, version, compact, f.nullable_in(version))
+            tagged[f.tag] = (f.name, con, default_of(f, version, compact))
+    i = 0
+    while i < len(body):
+        f, compact = body[i]
+        i += 1
         if id(f.type) in _FIXED:
             run.append((f.name, _FIXED[id(f.type)]))
             continue
+        if isinstance(f.type, Array):
+            tail: list[tuple[str, str]] = []
+            while i < len(body) and id(body[i][0].type) in _FIXED:
+                tail.append((body[i][0].name, _FIXED[id(body[i][0].type)]))
+                i += 1
+            if run or tail:
+                _d_fused_array(g, ind, run, f, compact, tail, version, names)
+                run.clear()
+                continue
         flush()
         v = g.var("v")
         _d_type(g, ind, v, f.type, version, f.nullable_in(version), compact)
         names.append((f.name, v))
     flush()
-    items = [f"{name!r}: {v}" for name, v in names]
     if flexible:
         tf = g.var("tf")
         con_name = g.const("tfc", TaggedFields(tagged))
         g.emit(ind, "if data[pos] == 0:")
         g.emit(ind + 1, "pos += 1")
-        defaults = [f"{name!r}: {_literal(g, default)}" for name, _, default in tagged.values()]
-        g.emit(ind + 1, f"{tf} = {{{', '.join(defaults)}}}")
+        absent = absent_tags({name: default for name, _, default in tagged.values()})
+        if absent is not None:
+            g.emit(ind + 1, f"{tf} = {g.const('absent', absent)}")
+        else:
+            defaults = [f"{name!r}: {_literal(g, default)}" for name, _, default in tagged.values()]
+            g.emit(ind + 1, f"{tf} = {{{', '.join(defaults)}}}")
         g.emit(ind, "else:")
         g.emit(ind + 1, f"{tf}, pos = _read_tags({con_name}, data, pos)")
-        items.append(f"'tagged_fields': {tf}")
-    g.emit(ind, f"{target} = Container({{{', '.join(items)}}})")
+        names.append(("tagged_fields", tf))
+    g.emit(ind, f"{target} = {_container(names)}")
+
+
+def _container(items: list[tuple[str, str]]) -> str:
+    """Source building a Container of ``items`` (name, variable) in order: by keywords,
+    a little cheaper than from a dict literal, unless a name cannot be one."""
+    if all(name.isidentifier() and not keyword.iskeyword(name) for name, _ in items):
+        return "Container(" + ", ".join(f"{name}={v}" for name, v in items) + ")"
+    return "Container({" + ", ".join(f"{name!r}: {v}" for name, v in items) + "})"
 
 
 # --------------------------------------------------------------------------

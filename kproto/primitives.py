@@ -500,6 +500,54 @@ class ReadOnlyContainer(Container):
         return Container({k: copy.deepcopy(v, memo) for k, v in self.items()})
 
 
+class ReadOnlyTags(dict[str, Any]):
+    """The tagged fields of a struct whose frame carried none, shared by every such decode.
+
+    A struct with known tagged fields gets a dict of their defaults even when
+    the frame has no tag at all (nearly every frame): a Fetch partition built
+    a three-entry dict per partition for it.  Where every default is itself
+    immutable (a scalar or a :class:`ReadOnlyContainer`), one dict per
+    declaration serves every decode; refusing changes keeps one caller's
+    edit out of every other decode: copy it (``dict(value)``) to change it.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("absent tagged fields are shared and read-only: copy them to change them")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
+
+    def __reduce__(self) -> Any:  # copies and pickles are ordinary, mutable dicts
+        return (dict, (dict(self),))
+
+    def __copy__(self) -> dict[Any, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
+        import copy
+
+        return {k: copy.deepcopy(v, memo) for k, v in self.items()}
+
+
+def absent_tags(defaults: dict[str, Any]) -> ReadOnlyTags | None:
+    """The shared tagged fields of a struct whose frame has none (``defaults``: name ->
+    declared default), or None when a default must be fresh per decode (a list, a
+    struct holding one) or the struct declares no tagged field (``{}`` costs nothing)."""
+    if not defaults:
+        return None
+    items: dict[str, Any] = {}
+    for name, default in defaults.items():
+        if default is None or isinstance(default, (bool, int, float, str, bytes)):
+            items[name] = default
+            continue
+        shared = shared_default(default)
+        if shared is None:
+            return None
+        items[name] = shared
+    return ReadOnlyTags(items)
+
+
 def shared_default(default: Any) -> ReadOnlyContainer | None:
     """The shared read-only form of a struct default holding only scalars and empty
     tagged fields, or None: then each decode gets a fresh copy (:func:`_fresh`)."""
@@ -558,9 +606,12 @@ class TaggedFields(_Linked):
         self.known = dict(sorted((known or {}).items()))
         self.by_name = {name: (tag, con, default) for tag, (name, con, default) in self.known.items()}
         self._shared = {name: shared_default(default) for name, _, default in self.known.values()}
+        self.absent = absent_tags({name: default for name, _, default in self.known.values()})
 
     def _read(self, stream: BinaryIO) -> dict[Any, Any]:
         count = read_uvarint(stream, 32)
+        if count == 0 and self.absent is not None:
+            return self.absent
         out: dict[Any, Any] = {}
         for name, _, default in self.known.values():
             shared = self._shared[name]
