@@ -48,6 +48,8 @@ class MonitorStats:
     backups: int = 0
     confirmed: int = 0
     resent: int = 0  # resends sent (a failed one counts again when retried)
+    resent_on_walk: int = 0  # of which: backups the circular list's walk took as lost
+    resent_at_flush: int = 0  # of which: backups with no receipt when flush() stopped waiting
     resent_acknowledged: int = 0
     resend_failures: int = 0
 
@@ -105,6 +107,7 @@ class Monitor:
         with self._lock:
             lost = self._backups.add(backup)
             self.stats.backups += 1
+            self.stats.resent_on_walk += len(lost)
         for old in lost:
             self._resend(old)
 
@@ -133,6 +136,7 @@ class Monitor:
                     break
                 self._lock.wait(wait_until - now)
             leftovers = self._backups.take_unconfirmed()
+            self.stats.resent_at_flush += len(leftovers)
         for b in leftovers:
             self._resend(b)
         with self._lock:

@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 
 TOPIC = "__rack_receipts"
 RECEIPT_NAME = "produce - "
+#: receipts read (and confirmed) at a time: a backlog of 100,000 read whole was confirmed only
+#: after every read had come back, tens of seconds in which the monitor saw no progress
+READ_CHUNK = 2_000
 
 Confirm = Callable[[list[tuple[str, str]]], object]  # [(topic, id), ...]
 
@@ -141,22 +144,23 @@ class ZooKeeperReceipts:
             return
         seen = self._topics[topic]
         new = [c for c in children if c.startswith(RECEIPT_NAME) and c not in seen]
-        gets = [(c, self._zk.get_async(f"{parent}/{c}")) for c in new]
-        mine = []
-        confirmed = []
-        for name, pending in gets:
-            try:
-                data, _stat = pending.get(timeout=30)
-            except NoNodeError:
-                continue  # expired or read by someone else
-            got = parse(data)
-            if got is not None and got[0] == self.origin:
-                confirmed.append((got[1], got[2]))
-                mine.append(name)
-        if confirmed:
-            self._confirm(confirmed)
-        for name in mine:
-            self._zk.delete_async(f"{parent}/{name}")
+        for start in range(0, len(new), READ_CHUNK):
+            gets = [(c, self._zk.get_async(f"{parent}/{c}")) for c in new[start : start + READ_CHUNK]]
+            mine = []
+            confirmed = []
+            for name, pending in gets:
+                try:
+                    data, _stat = pending.get(timeout=30)
+                except NoNodeError:
+                    continue  # expired or read by someone else
+                got = parse(data)
+                if got is not None and got[0] == self.origin:
+                    confirmed.append((got[1], got[2]))
+                    mine.append(name)
+            if confirmed:
+                self._confirm(confirmed)
+            for name in mine:
+                self._zk.delete_async(f"{parent}/{name}")
         current = set(children)
         seen.intersection_update(current)  # gone from ZooKeeper: never listed again
         seen.update(new)  # ours too: until their deletes land they are still listed

@@ -174,3 +174,29 @@ def test_rack_producer_in_the_cluster_resends_what_was_dropped(cluster: Cluster)
     assert stats.resent > 0 and stats.confirmed < n  # the dropped records had no receipt ...
     values = set(_values(cluster, "rack-cluster-lossy", 3, n))
     assert values == {b"value-%d" % i for i in range(n)}  # ... and came back through resends
+
+
+def test_a_backlog_of_receipts_is_confirmed_a_chunk_at_a_time(cluster: Cluster) -> None:
+    """A monitor that finds thousands of receipts waiting confirms them in chunks as they are read,
+    so that its flush sees progress (read whole, 100,000 receipts were confirmed only after every
+    read had come back, and flush took the silence for lost receipts)."""
+    from hmb_client.rack.receipts import READ_CHUNK, ZooKeeperReceipts
+
+    _create(cluster, "rack-backlog", 1)
+    n = 2 * READ_CHUNK + 500
+    waiting = [
+        cluster.zk.create_async(
+            "/brokers/topics/rack-backlog/produce - ", b"me;rack-backlog;%d" % i, sequence=True
+        )
+        for i in range(n)
+    ]
+    for w in waiting:
+        w.get(timeout=60)
+    batches: list[int] = []
+    receipts = ZooKeeperReceipts(cluster.connect, "me", lambda got: batches.append(len(got)))
+    try:
+        receipts.watch("rack-backlog")
+        cluster.wait(lambda: sum(batches) == n, timeout=60)
+    finally:
+        receipts.close()
+    assert max(batches) <= READ_CHUNK and len(batches) >= 3, batches
