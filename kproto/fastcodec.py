@@ -154,6 +154,11 @@ class _Gen:
         self.globs[name] = value
         return name
 
+    def struct(self, ind: int, target: str, items: list[tuple[str, str]]) -> None:
+        """``target`` = the decoded struct of ``items`` (name, variable) in order: a Container
+        (a subclass may build other values, to measure them)."""
+        self.emit(ind, f"{target} = {_container(items)}")
+
     def fmt(self, fmt: str) -> str:
         """A precompiled ``struct.Struct`` for ``fmt`` (one global per format)."""
         key = "_S" + "".join(c if c.isalnum() else "_" for c in fmt)
@@ -390,7 +395,7 @@ def _d_struct(g: _Gen, ind: int, target: str, fields: Sequence[Field], version: 
         g.emit(ind, "else:")
         g.emit(ind + 1, f"{tf}, pos = _read_tags({con_name}, data, pos)")
         names.append(("tagged_fields", tf))
-    g.emit(ind, f"{target} = {_container(names)}")
+    g.struct(ind, target, names)
 
 
 def _container(items: list[tuple[str, str]]) -> str:
@@ -527,17 +532,21 @@ def fast_decoder(message: Message, version: int) -> Decoder | None:
     """``f(data, pos) -> (body, pos)`` for ``message`` at ``version``, or None."""
     key = (id(message), version)
     if key not in _DECODERS:
-        g = _Gen()
-        g.emit(0, "def decode(data, pos):")
-        g.emit(1, "_len = len(data)")
-        try:
-            _d_struct(g, 1, "_body", message.fields, version, message.is_flexible(version))
-        except _Unsupported:
-            _DECODERS[key] = None
-        else:
-            g.emit(1, "return _body, pos")
-            _DECODERS[key] = _compile(g, "decode")
+        _DECODERS[key] = generate_decoder(message, version, _Gen())
     return _DECODERS[key]
+
+
+def generate_decoder(message: Message, version: int, g: _Gen) -> Decoder | None:
+    """A new decoder for ``message`` at ``version`` written by ``g``, or None (not cached)."""
+    g.emit(0, "def decode(data, pos):")
+    g.emit(1, "_len = len(data)")
+    try:
+        _d_struct(g, 1, "_body", message.fields, version, message.is_flexible(version))
+    except _Unsupported:
+        return None
+    g.emit(1, "return _body, pos")
+    decode: Decoder = _compile(g, "decode")
+    return decode
 
 
 def fast_encoder(message: Message, version: int) -> Encoder | None:
