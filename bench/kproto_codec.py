@@ -218,6 +218,16 @@ def _fmt(us: float) -> str:
     return f"{us:.1f}" if us < 100 else f"{us:.0f}"
 
 
+def timing(samples: list[float]) -> str:
+    """A table cell: min / median µs of ``samples``."""
+    return f"{_fmt(min(samples))} / {_fmt(statistics.median(samples))}"
+
+
+def speedup(ours: list[float], theirs: list[float]) -> str:
+    """A table cell: how many times faster ``ours`` is, by the minimum and by the median."""
+    return f"{min(theirs) / min(ours):.2f}x / {statistics.median(theirs) / statistics.median(ours):.2f}x"
+
+
 def table(samples: dict[str, dict[str, list[float]]]) -> list[str]:
     """The Markdown table: min / median µs per call and the speed-ups (min and median)."""
     lines = [
@@ -230,11 +240,7 @@ def table(samples: dict[str, dict[str, list[float]]]) -> list[str]:
         cells = [message.capitalize(), version]
         for direction in ("decode", "encode"):
             ours, theirs = calls[f"{direction} kproto"], calls[f"{direction} kafka-python"]
-            cells.append(f"{_fmt(min(ours))} / {_fmt(statistics.median(ours))}")
-            cells.append(f"{_fmt(min(theirs))} / {_fmt(statistics.median(theirs))}")
-            ratio_min = min(theirs) / min(ours)
-            ratio_median = statistics.median(theirs) / statistics.median(ours)
-            cells.append(f"{ratio_min:.2f}x / {ratio_median:.2f}x")
+            cells += [timing(ours), timing(theirs), speedup(ours, theirs)]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -309,10 +315,7 @@ def floor(names: list[str], rounds: int, budget_s: float) -> list[str]:
         }
         lines.append(
             f"| {name} | {total['struct']} | {total['ints']} | {total['blob']}"
-            f" | {_fmt(min(ours))} / {_fmt(statistics.median(ours))}"
-            f" | {_fmt(min(theirs))} / {_fmt(statistics.median(theirs))}"
-            f" | {min(theirs) / min(ours):.2f}x"
-            f" / {statistics.median(theirs) / statistics.median(ours):.2f}x |"
+            f" | {timing(ours)} | {timing(theirs)} | {speedup(ours, theirs)} |"
         )
     return lines
 

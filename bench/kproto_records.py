@@ -40,7 +40,6 @@ import argparse
 import functools
 import gc
 import os
-import statistics
 import struct
 import time
 from collections import Counter
@@ -48,7 +47,7 @@ from collections.abc import Callable
 from typing import Any
 
 import kproto
-from bench.kproto_codec import CASES, FRAMES, _batch, _fmt, _walk, kafka_decode
+from bench.kproto_codec import CASES, FRAMES, _batch, _walk, kafka_decode, speedup, timing
 from kproto import fastcodec
 from kproto.codec import response_header_version
 from kproto.headers import RESPONSE_HEADER
@@ -182,11 +181,7 @@ def table(samples: dict[tuple[str, str], list[float]]) -> list[str]:
     ]
     for (name, what), ours in samples.items():
         theirs = samples[name, "kafka-python decode"]
-        lines.append(
-            f"| {name} | {what} | {_fmt(min(ours))} / {_fmt(statistics.median(ours))}"
-            f" | {min(theirs) / min(ours):.2f}x"
-            f" / {statistics.median(theirs) / statistics.median(ours):.2f}x |"
-        )
+        lines.append(f"| {name} | {what} | {timing(ours)} | {speedup(ours, theirs)} |")
     return lines
 
 
