@@ -16,8 +16,10 @@ For each broker (hmb and Tansu, started here, the same run), and each size:
 * **connections** — raw sockets on loopback, each sending one ApiVersions
   request: the broker's CPU per connection opened, per idle connection and
   second, its RSS per connection; then 1,000 of them produce at once (a
-  bounded number of rounds each) while a probe connection measures Metadata
-  latency, p99 against the same probe on the unloaded broker.
+  bounded number of rounds each) while a probe in a process of its own
+  (:mod:`bench.scale_probe`: paced connections like a heartbeat or an admin
+  call, and one closed-loop connection) measures Metadata latency, p99
+  against the same probe on the unloaded broker.
 
 Creation cost is also sampled per batch, so "cost of the last 500
 partitions / cost of the first 500" shows whether creating a partition gets
@@ -33,7 +35,6 @@ import os
 import resource
 import selectors
 import socket
-import statistics
 import struct
 import subprocess
 import sys
@@ -286,8 +287,10 @@ class ConnectionRow:
     rss_kb_per_conn: float = 0.0
     producing: int = 0
     produce_cpu_s: float = 0.0
-    p99_unloaded_ms: float = 0.0
+    p99_unloaded_ms: float = 0.0  # paced probe connections: the clients that are not the load
     p99_loaded_ms: float = 0.0
+    closed_p99_unloaded_ms: float = 0.0  # one closed-loop probe connection: itself a busy client
+    closed_p99_loaded_ms: float = 0.0
     extra: dict = field(default_factory=dict)
 
 
@@ -320,20 +323,47 @@ def _open_all(bootstrap: str, count: int) -> list[socket.socket]:
     return socks
 
 
-def _probe_p99(bootstrap: str, rounds: int, stop_at: float | None = None) -> float:
-    host, port = bootstrap.rsplit(":", 1)
-    latencies = []
-    with socket.create_connection((host, int(port)), timeout=60) as s:
-        body = {"topics": [{"name": "scale-conn"}]}
-        for i in range(rounds):
-            t0 = time.perf_counter()
-            s.sendall(kproto.encode_request(ApiKey.METADATA, 1, i, body))
-            _read_frame(s)
-            latencies.append(time.perf_counter() - t0)
-            if stop_at is not None and time.monotonic() > stop_at:
-                break
-    latencies.sort()
-    return latencies[int(0.99 * (len(latencies) - 1))] * 1000
+class Probe:
+    """The latency probe (:mod:`bench.scale_probe`) in its own process, from start to :meth:`stop`."""
+
+    def __init__(self, bootstrap: str, paced: int, interval_ms: float) -> None:
+        host, port = bootstrap.rsplit(":", 1)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.scale_probe",
+                host,
+                port,
+                "--paced",
+                str(paced),
+                "--interval-ms",
+                str(interval_ms),
+                "--closed",
+            ],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            self.proc.kill()
+            raise RuntimeError("the probe did not start")
+
+    def stop(self) -> dict[str, list[float]]:
+        """Seconds per answer, by kind of client (``paced``, ``closed``)."""
+        out, _ = self.proc.communicate("stop\n", timeout=60)
+        if self.proc.returncode:
+            raise RuntimeError(f"the probe failed ({self.proc.returncode})")
+        return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def p99_ms(samples: list[float]) -> float:
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    return ordered[int(0.99 * (len(ordered) - 1))] * 1000
 
 
 def _produce_loop(socks: list[socket.socket], rounds: int) -> None:
@@ -391,11 +421,24 @@ def _produce_loop(socks: list[socket.socket], rounds: int) -> None:
         raise RuntimeError(f"{active} producing connections did not finish")
 
 
-def measure_connections(kind: str, count: int, producing: int, idle_s: float, rounds: int) -> ConnectionRow:
+@dataclass
+class ProbeSettings:
+    paced: int = 20
+    interval_ms: float = 200.0
+    unloaded_s: float = 3.0
+
+
+def measure_connections(
+    kind: str, count: int, producing: int, idle_s: float, rounds: int, probe: ProbeSettings
+) -> ConnectionRow:
     row = ConnectionRow(kind, count, producing=min(producing, count))
     with broker(kind) as b:
         _client_create_topic(b.bootstrap)
-        row.p99_unloaded_ms = _probe_p99(b.bootstrap, 2000)
+        unloaded = Probe(b.bootstrap, probe.paced, probe.interval_ms)
+        time.sleep(probe.unloaded_s)  # the measurement itself: the probe alone against the broker
+        quiet = unloaded.stop()
+        row.p99_unloaded_ms = p99_ms(quiet["paced"])
+        row.closed_p99_unloaded_ms = p99_ms(quiet["closed"])
         rss0, cpu0 = rss_bytes(b.pid), cpu_seconds(b.pid)
         socks = _open_all(b.bootstrap, count)
         try:
@@ -405,20 +448,19 @@ def measure_connections(kind: str, count: int, producing: int, idle_s: float, ro
             cpu2 = cpu_seconds(b.pid)
             row.idle_cpu_us_per_conn_s = (cpu2 - cpu1) * 1e6 / count / idle_s
             row.rss_kb_per_conn = (rss_bytes(b.pid) - rss0) / 1024 / count
-            import threading
-
-            loaders = socks[: row.producing]
-            worker = threading.Thread(target=_produce_loop, args=(loaders, rounds))
+            loaded = Probe(b.bootstrap, probe.paced, probe.interval_ms)
             cpu3 = cpu_seconds(b.pid)
-            worker.start()
             t0 = time.monotonic()
-            p99 = []
-            while worker.is_alive():
-                p99.append(_probe_p99(b.bootstrap, 200, stop_at=time.monotonic() + 2))
-            worker.join()
+            _produce_loop(socks[: row.producing], rounds)
             row.produce_cpu_s = cpu_seconds(b.pid) - cpu3
-            row.p99_loaded_ms = statistics.median(p99) if p99 else float("nan")
             row.extra["produce_wall_s"] = time.monotonic() - t0
+            busy = loaded.stop()
+            row.p99_loaded_ms = p99_ms(busy["paced"])
+            row.closed_p99_loaded_ms = p99_ms(busy["closed"])
+            row.extra["samples"] = {
+                "unloaded": {k: len(v) for k, v in quiet.items()},
+                "loaded": {k: len(v) for k, v in busy.items()},
+            }
         finally:
             for s in socks:
                 s.close()
@@ -500,11 +542,21 @@ def _connection_lines(conns: list[ConnectionRow]) -> list[str]:
             ),
             ("RSS per connection, KB", h.rss_kb_per_conn, t.rss_kb_per_conn if t else None),
             (f"{h.producing:,} producing: broker CPU s", h.produce_cpu_s, t.produce_cpu_s if t else None),
-            ("probe p99 unloaded, ms", h.p99_unloaded_ms, t.p99_unloaded_ms if t else None),
+            ("paced probes: p99 unloaded, ms", h.p99_unloaded_ms, t.p99_unloaded_ms if t else None),
             (
-                f"probe p99 with {h.producing:,} producing, ms",
+                f"paced probes: p99 with {h.producing:,} producing, ms",
                 h.p99_loaded_ms,
                 t.p99_loaded_ms if t else None,
+            ),
+            (
+                "closed-loop probe: p99 unloaded, ms",
+                h.closed_p99_unloaded_ms,
+                t.closed_p99_unloaded_ms if t else None,
+            ),
+            (
+                f"closed-loop probe: p99 with {h.producing:,} producing, ms",
+                h.closed_p99_loaded_ms,
+                t.closed_p99_loaded_ms if t else None,
             ),
         ]
         lines += [f"| {n:,} | {name} | {_fmt(hv)} | {_fmt(tv)} | {_ratio(hv, tv)} |" for name, hv, tv in rows]
@@ -577,7 +629,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--producing", type=int, default=1000, help="connections producing at once")
     ap.add_argument(
-        "--produce-rounds", type=int, default=20, help="Produce requests per producing connection"
+        "--produce-rounds", type=int, default=50, help="Produce requests per producing connection"
+    )
+    ap.add_argument("--probe-paced", type=int, default=20, help="paced probe connections")
+    ap.add_argument(
+        "--probe-interval-ms", type=float, default=200.0, help="each paced probe connection's interval"
     )
     ap.add_argument("--idle-seconds", type=float, default=10.0, help="idle window for the idle-CPU figure")
     ap.add_argument("--brokers", default="hmb,tansu")
@@ -606,7 +662,10 @@ def main(argv: list[str] | None = None) -> int:
     for n in conn_sizes:
         for kind in kinds:
             print(f"connections {n:,} on {kind} ...", file=sys.stderr, flush=True)
-            conns.append(measure_connections(kind, n, args.producing, args.idle_seconds, args.produce_rounds))
+            probe = ProbeSettings(args.probe_paced, args.probe_interval_ms)
+            conns.append(
+                measure_connections(kind, n, args.producing, args.idle_seconds, args.produce_rounds, probe)
+            )
             print(f"  {asdict(conns[-1])}", file=sys.stderr, flush=True)
     header = (
         f"# Scale: cost against the size of the work\n\nMachine: {machine_info()}; "

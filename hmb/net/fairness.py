@@ -1,0 +1,173 @@
+"""Which connection's request is handled next when many are ready: the fair gate.
+
+Every connection's task passes the gate before it hands a frame to the
+dispatcher.  Why: trio looks for newly readable sockets only between batches
+of runnable tasks.  With a thousand connections producing at once, one batch
+held a thousand Produce requests (a thousand times ~55 µs), and a client
+that sent one Metadata request, or a heartbeat, waited for that whole batch
+before the broker even noticed it, then for its place in the next one.  The
+gate bounds how many requests one batch may start and lets the clients that
+are rarely heard from go first, in the manner of fq_codel's new-flow queue
+and deficit round robin.
+
+Words:
+
+* A **round** is one pass over the connections waiting at the gate; it also
+  ends whenever nobody waits.  Each connection (a :class:`Flow`) remembers
+  the round its last request was admitted in.
+* A **turn** is one step of the gate's own task: it admits at most
+  ``per_turn`` waiting requests, then checkpoints, so trio polls for I/O
+  before the next few start.
+
+Rules, by what a request finds when it arrives (``admit_now``):
+
+=====================  =================================  ===========================
+its connection ...     admitted at once when              otherwise it waits in
+=====================  =================================  ===========================
+had none admitted      no sparse one waits and the        ``sparse``: first in line
+this round (*sparse*)  turn's sparse allowance lasts      at the next turn
+had one admitted       nobody waits and the turn's        ``heavy_next``: the next
+this round (*heavy*)   allowance lasts                    round's pass
+=====================  =================================  ===========================
+
+And what a turn admits, in order: ``sparse`` (oldest first), then
+``heavy_now`` (this round's pass); when both are empty the round ends and
+``heavy_next`` becomes the new pass.
+
+What follows from the rules:
+
+* A sparse connection overtakes every heavy one that waits.
+* Nobody starves: a connection is sparse at most once per round, so a round
+  admits at most one sparse request per connection before its pass is done.
+* A connection's requests keep their order: its one task handles them one
+  at a time, and the gate only decides *when* that task goes on.
+* Uncontended, the gate is a few comparisons: no trip through the scheduler
+  until ``per_turn`` requests were admitted since the gate's task last ran.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import trio
+
+PER_TURN = 4
+"""Requests admitted per turn (and, separately, sparse requests admitted at once).
+
+Small, because the I/O poll waits for the whole batch: four Produce
+requests are a fraction of a millisecond.  Uncontended it is how many
+requests run back to back before the gate's task (a checkpoint) runs.
+"""
+
+
+class Flow:
+    """What the gate keeps per connection (a connection *is* a flow of requests).
+
+    Class-level defaults: a connection that never met the gate pays nothing.
+    """
+
+    fair_round: int = -1  # the round this connection's last request was admitted in
+    fair_task: trio.lowlevel.Task | None = None  # its task, while it waits at the gate
+
+
+class FairGate:
+    """The gate every connection of a broker passes; :meth:`run` is its task (one per broker)."""
+
+    __slots__ = (
+        "_allowance",
+        "_heavy_next",
+        "_heavy_now",
+        "_per_turn",
+        "_round",
+        "_sleeper",
+        "_sparse",
+        "_sparse_allowance",
+        "_waiting",
+    )
+
+    def __init__(self, per_turn: int = PER_TURN) -> None:
+        self._per_turn = max(1, per_turn)
+        self._round = 0
+        self._allowance = self._per_turn  # admissions left in this turn
+        self._sparse_allowance = self._per_turn  # sparse requests still admitted at once this turn
+        self._sparse: deque[Flow] = deque()
+        self._heavy_now: deque[Flow] = deque()
+        self._heavy_next: deque[Flow] = deque()
+        self._waiting = 0
+        self._sleeper: trio.lowlevel.Task | None = None  # the gate's task, while nobody waits
+
+    @property
+    def waiting(self) -> int:
+        return self._waiting
+
+    def admit_now(self, flow: Flow) -> bool:
+        """Whether ``flow``'s request may go on without waiting (the table's middle column)."""
+        if flow.fair_round != self._round:
+            if self._sparse_allowance > 0 and not self._sparse:
+                self._sparse_allowance -= 1
+                flow.fair_round = self._round
+                return True
+        elif self._allowance > 0 and not self._waiting:
+            self._allowance -= 1
+            return True
+        return False
+
+    async def wait_turn(self, flow: Flow) -> None:
+        """Wait until a turn admits ``flow``'s request (the table's right column)."""
+        queue = self._sparse if flow.fair_round != self._round else self._heavy_next
+        queue.append(flow)
+        self._waiting += 1
+        flow.fair_task = trio.lowlevel.current_task()
+        if self._sleeper is not None:
+            task, self._sleeper = self._sleeper, None
+            trio.lowlevel.reschedule(task)
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            queue.remove(flow)  # rare (a connection closing while it waits): linear is fine
+            self._waiting -= 1
+            flow.fair_task = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+    def _next(self) -> Flow:
+        if self._sparse:
+            return self._sparse.popleft()
+        if not self._heavy_now:  # the pass is done: the round ends, the next one begins
+            self._round += 1
+            self._heavy_now, self._heavy_next = self._heavy_next, self._heavy_now
+        return self._heavy_now.popleft()
+
+    def turn(self) -> int:
+        """Admit up to ``per_turn`` waiting requests; how many were admitted."""
+        self._allowance = self._per_turn
+        self._sparse_allowance = self._per_turn
+        admitted = 0
+        while self._waiting and self._allowance > 0:
+            flow = self._next()
+            self._waiting -= 1
+            self._allowance -= 1
+            admitted += 1
+            flow.fair_round = self._round
+            task, flow.fair_task = flow.fair_task, None
+            assert task is not None
+            trio.lowlevel.reschedule(task)
+        return admitted
+
+    async def run(self) -> None:
+        """The gate's task: a turn, then a checkpoint (trio polls I/O), while anyone waits."""
+        while True:
+            if self._waiting:
+                self.turn()
+                await trio.lowlevel.checkpoint()
+                continue
+            self._round += 1  # nobody waits: the round ends; everyone is sparse again
+            self._allowance = self._per_turn
+            self._sparse_allowance = self._per_turn
+            self._sleeper = trio.lowlevel.current_task()
+
+            def abort(_: object) -> trio.lowlevel.Abort:
+                self._sleeper = None
+                return trio.lowlevel.Abort.SUCCEEDED
+
+            await trio.lowlevel.wait_task_rescheduled(abort)
