@@ -96,12 +96,10 @@ class Connection(Flow):
         self._watcher: _Watcher | None = None
         self._ended = False
         self._dispatching = False  # a handler runs: the connection's task is not reading
-        self._scope = trio.CancelScope()  # a watcher that finds the stream unusable cancels it
 
     async def run(self) -> None:
         try:
-            with self._scope:
-                await self._serve()
+            await self._serve()
         except CloseConnection as exc:
             self.close_reason = self.close_reason or str(exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
@@ -115,13 +113,18 @@ class Connection(Flow):
             self.session.watch_client = None
             if self.close_reason is not None:
                 log.warning("closing connection from %s: %s", self.peer, self.close_reason)
-            with trio.CancelScope(shield=True):
-                watcher = self._watcher
-                if watcher is not None:
-                    watcher.queue.abandon()
-                    watcher.scope.cancel()
-                    await watcher.done.wait()  # never close a socket another task may still read
+            watcher = self._watcher
+            if watcher is None and self.transport.closes_at_once:
+                # the common end: nothing to wait for (a cancel scope per connection cost
+                # a tenth of the CPU of opening one)
                 await self.transport.aclose()
+            else:
+                with trio.CancelScope(shield=True):
+                    if watcher is not None:
+                        watcher.queue.abandon()
+                        watcher.scope.cancel()
+                        await watcher.done.wait()  # never close a socket another task may still read
+                    await self.transport.aclose()
 
     def _fail(self, reason: str) -> NoReturn:
         """Record why this connection ends, then end it."""
@@ -229,8 +232,10 @@ class Connection(Flow):
     async def _watcher_task(self, watcher: _Watcher) -> None:
         """Read ahead into the watcher's queue; set ``client_gone`` when the client leaves.
 
-        Never raises (it runs in the server's nursery): an unusable stream ends
-        the connection through its cancel scope, with the reason recorded.
+        Never raises (it runs in the server's nursery).  An unusable stream ends
+        the connection with the reason recorded: ``client_gone`` ends a handler
+        waiting on the client, the closed queue ends the connection's task once
+        it has answered the frames read before the unusable bytes.
         """
         queue = watcher.queue
         try:
@@ -251,12 +256,12 @@ class Connection(Flow):
                             await queue.put(frame)  # the handler is behind: wait for room
         except DecodeError as exc:
             self.close_reason = self.close_reason or str(exc)
-            self._scope.cancel()
+            self.session.client_gone.set()
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass  # the connection has ended, or ends at its next write: it knows why
         except Exception:
             log.exception("internal error reading from %s; connection closed", self.peer)
-            self._scope.cancel()
+            self.session.client_gone.set()
         finally:
             queue.close()
             watcher.done.set()
