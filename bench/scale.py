@@ -35,6 +35,7 @@ import os
 import resource
 import selectors
 import socket
+import statistics
 import struct
 import subprocess
 import sys
@@ -47,6 +48,7 @@ from pathlib import Path
 
 import kproto
 from bench.hmb_process import ROOT, BrokerProcess
+from bench.scale_probe import Probe, p99_ms
 from bench.studies import machine_info
 from bench.tansu import TansuProcess
 from kproto import ApiKey
@@ -323,49 +325,6 @@ def _open_all(bootstrap: str, count: int) -> list[socket.socket]:
     return socks
 
 
-class Probe:
-    """The latency probe (:mod:`bench.scale_probe`) in its own process, from start to :meth:`stop`."""
-
-    def __init__(self, bootstrap: str, paced: int, interval_ms: float) -> None:
-        host, port = bootstrap.rsplit(":", 1)
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bench.scale_probe",
-                host,
-                port,
-                "--paced",
-                str(paced),
-                "--interval-ms",
-                str(interval_ms),
-                "--closed",
-            ],
-            cwd=ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        if self.proc.stdout.readline().strip() != "ready":
-            self.proc.kill()
-            raise RuntimeError("the probe did not start")
-
-    def stop(self) -> dict[str, list[float]]:
-        """Seconds per answer, by kind of client (``paced``, ``closed``)."""
-        out, _ = self.proc.communicate("stop\n", timeout=60)
-        if self.proc.returncode:
-            raise RuntimeError(f"the probe failed ({self.proc.returncode})")
-        return dict(json.loads(out.strip().splitlines()[-1]))
-
-
-def p99_ms(samples: list[float]) -> float:
-    if not samples:
-        return float("nan")
-    ordered = sorted(samples)
-    return ordered[int(0.99 * (len(ordered) - 1))] * 1000
-
-
 def _produce_loop(socks: list[socket.socket], rounds: int) -> None:
     """Every socket sends ``rounds`` Produce requests, one in flight each, all at once."""
     b = RecordBatchBuilder(Compression.NONE, -1, -1, -1, False)
@@ -426,6 +385,18 @@ class ProbeSettings:
     paced: int = 20
     interval_ms: float = 200.0
     unloaded_s: float = 3.0
+    open_repeats: int = 3
+
+
+def _settle(pid: int, limit_s: float = 30.0) -> None:
+    """Wait until the broker's CPU stops moving (two quiet 0.2 s readings in a row)."""
+    deadline = time.monotonic() + limit_s
+    quiet, last = 0, cpu_seconds(pid)
+    while quiet < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        now = cpu_seconds(pid)
+        quiet = quiet + 1 if now - last < 0.015 else 0
+        last = now
 
 
 def measure_connections(
@@ -439,11 +410,22 @@ def measure_connections(
         quiet = unloaded.stop()
         row.p99_unloaded_ms = p99_ms(quiet["paced"])
         row.closed_p99_unloaded_ms = p99_ms(quiet["closed"])
-        rss0, cpu0 = rss_bytes(b.pid), cpu_seconds(b.pid)
+        rss0 = rss_bytes(b.pid)
+        opened = []  # CPU is read in 10 ms ticks: the figure is the median of several openings
+        for _ in range(probe.open_repeats - 1):
+            cpu0 = cpu_seconds(b.pid)
+            socks = _open_all(b.bootstrap, count)
+            opened.append((cpu_seconds(b.pid) - cpu0) * 1000 / count)
+            for s in socks:
+                s.close()
+            _settle(b.pid)  # the closing is not the next opening's cost
+        cpu0 = cpu_seconds(b.pid)
         socks = _open_all(b.bootstrap, count)
         try:
             cpu1 = cpu_seconds(b.pid)
-            row.open_cpu_ms_per_conn = (cpu1 - cpu0) * 1000 / count
+            opened.append((cpu1 - cpu0) * 1000 / count)
+            row.open_cpu_ms_per_conn = statistics.median(opened)
+            row.extra["open_cpu_ms_per_conn"] = opened
             time.sleep(idle_s)  # the measurement itself: the broker idles with every connection open
             cpu2 = cpu_seconds(b.pid)
             row.idle_cpu_us_per_conn_s = (cpu2 - cpu1) * 1e6 / count / idle_s
@@ -635,6 +617,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--probe-interval-ms", type=float, default=200.0, help="each paced probe connection's interval"
     )
+    ap.add_argument(
+        "--open-repeats",
+        type=int,
+        default=3,
+        help="openings of the connections; CPU per connection is the median",
+    )
     ap.add_argument("--idle-seconds", type=float, default=10.0, help="idle window for the idle-CPU figure")
     ap.add_argument("--brokers", default="hmb,tansu")
     ap.add_argument(
@@ -662,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in conn_sizes:
         for kind in kinds:
             print(f"connections {n:,} on {kind} ...", file=sys.stderr, flush=True)
-            probe = ProbeSettings(args.probe_paced, args.probe_interval_ms)
+            probe = ProbeSettings(args.probe_paced, args.probe_interval_ms, open_repeats=args.open_repeats)
             conns.append(
                 measure_connections(kind, n, args.producing, args.idle_seconds, args.produce_rounds, probe)
             )

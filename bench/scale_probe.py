@@ -19,9 +19,10 @@ Two kinds of client, both sending Metadata v1 for one topic:
   soon as the answer came: itself a busy client, which a fair broker
   serves once per round like every other busy one.
 
-Protocol with the parent: the probe connects, prints ``ready``, measures
-until a line arrives on stdin (or stdin closes), then prints one JSON line,
-``{"paced": [seconds...], "closed": [seconds...]}``.
+Protocol with the parent (:class:`Probe` is the parent's side): the probe
+connects, prints ``ready``, measures until a line arrives on stdin (or
+stdin closes), then prints one JSON line, ``{"paced": [seconds...],
+"closed": [seconds...]}``.
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ import json
 import selectors
 import socket
 import struct
+import subprocess
 import sys
 import time
 
 import kproto
+from bench.hmb_process import ROOT
 from kproto import ApiKey
 
 
@@ -114,6 +117,49 @@ def run(host: str, port: int, paced: int, interval_s: float, closed: bool, topic
                         c.due += interval_s
                 else:
                     c.due = done
+
+
+class Probe:
+    """The latency probe (:mod:`bench.scale_probe`) in its own process, from start to :meth:`stop`."""
+
+    def __init__(self, bootstrap: str, paced: int, interval_ms: float) -> None:
+        host, port = bootstrap.rsplit(":", 1)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.scale_probe",
+                host,
+                port,
+                "--paced",
+                str(paced),
+                "--interval-ms",
+                str(interval_ms),
+                "--closed",
+            ],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            self.proc.kill()
+            raise RuntimeError("the probe did not start")
+
+    def stop(self) -> dict[str, list[float]]:
+        """Seconds per answer, by kind of client (``paced``, ``closed``)."""
+        out, _ = self.proc.communicate("stop\n", timeout=60)
+        if self.proc.returncode:
+            raise RuntimeError(f"the probe failed ({self.proc.returncode})")
+        return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def p99_ms(samples: list[float]) -> float:
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    return ordered[int(0.99 * (len(ordered) - 1))] * 1000
 
 
 def main(argv: list[str] | None = None) -> int:
