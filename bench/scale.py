@@ -48,7 +48,7 @@ from pathlib import Path
 
 import kproto
 from bench.hmb_process import ROOT, BrokerProcess
-from bench.scale_probe import Probe, p99_ms
+from bench.scale_probe import Probe, p99_ms, percentile_ms
 from bench.studies import machine_info
 from bench.tansu import TansuProcess
 from kproto import ApiKey
@@ -66,6 +66,17 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU of ``pid`` so far (its threads included)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def run_queue_wait_s(pid: int) -> float:
+    """Seconds the threads of ``pid`` have waited, runnable, for a CPU (the kernel's schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
 
 
 def rss_bytes(pid: int) -> int:
@@ -293,6 +304,9 @@ class ConnectionRow:
     p99_loaded_ms: float = 0.0
     closed_p99_unloaded_ms: float = 0.0  # one closed-loop probe connection: itself a busy client
     closed_p99_loaded_ms: float = 0.0
+    p50_unloaded_ms: float = 0.0  # paced probes' median: the tail above is often the kernel's
+    p50_loaded_ms: float = 0.0
+    produce_runq_wait_s: float = 0.0  # the broker runnable but waiting for a CPU while loaded
     extra: dict = field(default_factory=dict)
 
 
@@ -409,6 +423,7 @@ def measure_connections(
         time.sleep(probe.unloaded_s)  # the measurement itself: the probe alone against the broker
         quiet = unloaded.stop()
         row.p99_unloaded_ms = p99_ms(quiet["paced"])
+        row.p50_unloaded_ms = percentile_ms(quiet["paced"], 0.5)
         row.closed_p99_unloaded_ms = p99_ms(quiet["closed"])
         rss0 = rss_bytes(b.pid)
         opened = []  # CPU is read in 10 ms ticks: the figure is the median of several openings
@@ -431,13 +446,15 @@ def measure_connections(
             row.idle_cpu_us_per_conn_s = (cpu2 - cpu1) * 1e6 / count / idle_s
             row.rss_kb_per_conn = (rss_bytes(b.pid) - rss0) / 1024 / count
             loaded = Probe(b.bootstrap, probe.paced, probe.interval_ms)
-            cpu3 = cpu_seconds(b.pid)
+            cpu3, wait3 = cpu_seconds(b.pid), run_queue_wait_s(b.pid)
             t0 = time.monotonic()
             _produce_loop(socks[: row.producing], rounds)
             row.produce_cpu_s = cpu_seconds(b.pid) - cpu3
+            row.produce_runq_wait_s = run_queue_wait_s(b.pid) - wait3
             row.extra["produce_wall_s"] = time.monotonic() - t0
             busy = loaded.stop()
             row.p99_loaded_ms = p99_ms(busy["paced"])
+            row.p50_loaded_ms = percentile_ms(busy["paced"], 0.5)
             row.closed_p99_loaded_ms = p99_ms(busy["closed"])
             row.extra["samples"] = {
                 "unloaded": {k: len(v) for k, v in quiet.items()},
@@ -524,6 +541,17 @@ def _connection_lines(conns: list[ConnectionRow]) -> list[str]:
             ),
             ("RSS per connection, KB", h.rss_kb_per_conn, t.rss_kb_per_conn if t else None),
             (f"{h.producing:,} producing: broker CPU s", h.produce_cpu_s, t.produce_cpu_s if t else None),
+            (
+                f"{h.producing:,} producing: broker waiting for a CPU, s",
+                h.produce_runq_wait_s,
+                t.produce_runq_wait_s if t else None,
+            ),
+            ("paced probes: p50 unloaded, ms", h.p50_unloaded_ms, t.p50_unloaded_ms if t else None),
+            (
+                f"paced probes: p50 with {h.producing:,} producing, ms",
+                h.p50_loaded_ms,
+                t.p50_loaded_ms if t else None,
+            ),
             ("paced probes: p99 unloaded, ms", h.p99_unloaded_ms, t.p99_unloaded_ms if t else None),
             (
                 f"paced probes: p99 with {h.producing:,} producing, ms",

@@ -155,11 +155,15 @@ class Probe:
         return dict(json.loads(out.strip().splitlines()[-1]))
 
 
-def p99_ms(samples: list[float]) -> float:
+def percentile_ms(samples: list[float], q: float) -> float:
     if not samples:
         return float("nan")
     ordered = sorted(samples)
-    return ordered[int(0.99 * (len(ordered) - 1))] * 1000
+    return ordered[int(q * (len(ordered) - 1))] * 1000
+
+
+def p99_ms(samples: list[float]) -> float:
+    return percentile_ms(samples, 0.99)
 
 
 def main(argv: list[str] | None = None) -> int:
