@@ -13,11 +13,13 @@ and deficit round robin.
 Words:
 
 * A **round** is one pass over the connections waiting at the gate; it also
-  ends whenever nobody waits.  Each connection (a :class:`Flow`) remembers
-  the round its last request was admitted in.
-* A **turn** is one step of the gate's own task: it admits at most
-  ``per_turn`` waiting requests, then checkpoints, so trio polls for I/O
-  before the next few start.
+  ends at a turn that finds nobody waiting.  Each connection (a
+  :class:`Flow`) remembers the round its last request was admitted in.
+* A **turn** is one batch of trio's scheduler, from one poll for I/O to the
+  next; the gate hears of each from an instrument (``after_io_wait``).  A
+  turn starts at most ``per_turn`` requests, plus ``per_turn`` sparse ones
+  at once: the gate's own task admits waiting requests from that allowance
+  and checkpoints, so trio polls for I/O before the next few start.
 
 Rules, by what a request finds when it arrives (``admit_now``):
 
@@ -41,8 +43,8 @@ What follows from the rules:
   admits at most one sparse request per connection before its pass is done.
 * A connection's requests keep their order: its one task handles them one
   at a time, and the gate only decides *when* that task goes on.
-* Uncontended, the gate is a few comparisons: no trip through the scheduler
-  until ``per_turn`` requests were admitted since the gate's task last ran.
+* Uncontended, the gate is a few comparisons: a request waits (a trip
+  through the scheduler) only when one batch already started ``per_turn``.
 """
 
 from __future__ import annotations
@@ -55,8 +57,7 @@ PER_TURN = 4
 """Requests admitted per turn (and, separately, sparse requests admitted at once).
 
 Small, because the I/O poll waits for the whole batch: four Produce
-requests are a fraction of a millisecond.  Uncontended it is how many
-requests run back to back before the gate's task (a checkpoint) runs.
+requests are a fraction of a millisecond.
 """
 
 
@@ -138,10 +139,15 @@ class FairGate:
             self._heavy_now, self._heavy_next = self._heavy_next, self._heavy_now
         return self._heavy_now.popleft()
 
-    def turn(self) -> int:
-        """Admit up to ``per_turn`` waiting requests; how many were admitted."""
+    def new_turn(self) -> None:
+        """trio polled for I/O: a new batch, with new allowances; nobody waits, the round ends."""
         self._allowance = self._per_turn
         self._sparse_allowance = self._per_turn
+        if not self._waiting:
+            self._round += 1
+
+    def turn(self) -> int:
+        """Admit waiting requests while this turn's allowance lasts; how many were admitted."""
         admitted = 0
         while self._waiting and self._allowance > 0:
             flow = self._next()
@@ -155,19 +161,31 @@ class FairGate:
         return admitted
 
     async def run(self) -> None:
-        """The gate's task: a turn, then a checkpoint (trio polls I/O), while anyone waits."""
-        while True:
-            if self._waiting:
-                self.turn()
-                await trio.lowlevel.checkpoint()
-                continue
-            self._round += 1  # nobody waits: the round ends; everyone is sparse again
-            self._allowance = self._per_turn
-            self._sparse_allowance = self._per_turn
-            self._sleeper = trio.lowlevel.current_task()
+        """The gate's task: admit, then checkpoint (trio polls I/O), while anyone waits."""
+        clock = _TurnClock(self)
+        trio.lowlevel.add_instrument(clock)
+        try:
+            while True:
+                if self._waiting:
+                    self.turn()
+                    await trio.lowlevel.checkpoint()
+                    continue
+                self._sleeper = trio.lowlevel.current_task()
 
-            def abort(_: object) -> trio.lowlevel.Abort:
-                self._sleeper = None
-                return trio.lowlevel.Abort.SUCCEEDED
+                def abort(_: object) -> trio.lowlevel.Abort:
+                    self._sleeper = None
+                    return trio.lowlevel.Abort.SUCCEEDED
 
-            await trio.lowlevel.wait_task_rescheduled(abort)
+                await trio.lowlevel.wait_task_rescheduled(abort)
+        finally:
+            trio.lowlevel.remove_instrument(clock)
+
+
+class _TurnClock(trio.abc.Instrument):
+    """Tells the gate of each poll for I/O: one call per scheduler batch, nothing per task."""
+
+    def __init__(self, gate: FairGate) -> None:
+        self.gate = gate
+
+    def after_io_wait(self, timeout: float) -> None:
+        self.gate.new_turn()
