@@ -8,9 +8,9 @@ before it.  To give every connection the same start, the broker is stopped
 (SIGSTOP) while all requests are sent, then continued: it finds every
 socket readable at once, the situation of a loaded broker.
 
-Without the fair gate one connection's task handled its whole burst before
-the next task ran, and the probe waited for the tasks that happened to run
-before it: hundreds of appends.  With the gate, only each busy connection's
+Without the fair gate one connection's task handled sixteen of its burst
+before the next task ran, and the probe waited for the tasks that happened
+to run before it: 640 appends in the runs that showed it.  With the gate, only each busy connection's
 first request (sparse too, since it had none admitted this round) and a
 turn or two go before it.
 """
