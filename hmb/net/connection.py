@@ -185,11 +185,17 @@ class Connection(Flow):
                 frame = await self._wait_frame()
                 if frame is None:  # the client is done and everything is answered
                     return
-            if not gate.admit_now(self):
+            while not gate.admit_now(self):
+                if gate.alone(self):
+                    # alone at the gate (one busy producer): one poll for I/O renews the
+                    # turn; no queue, no gate task, and the answers keep coalescing
+                    await trio.lowlevel.checkpoint()
+                    continue
                 if pending:  # answers already made do not wait for this request's turn
                     await send_all(pending)
                     pending = bytearray()
                 await gate.wait_turn(self)
+                break
             self.requests += 1
             self._dispatching = True
             try:

@@ -32,6 +32,12 @@ had one admitted       nobody waits and the turn's        ``heavy_next``: the ne
 this round (*heavy*)   allowance lasts                    round's pass
 =====================  =================================  ===========================
 
+A heavy request that finds nobody waiting, but the turn's allowance used up
+(one connection pipelining many requests), does not queue (:meth:`FairGate.alone`):
+its task checkpoints and asks again, so trio polls for I/O once and the allowance is
+new.  Queueing would cost a trip through the gate's task, and a send of the
+answers made so far, every ``per_turn`` requests of a busy producer.
+
 And what a turn admits, in order: ``sparse`` (oldest first), then
 ``heavy_now`` (this round's pass); when both are empty the round ends and
 ``heavy_next`` becomes the new pass.
@@ -43,8 +49,9 @@ What follows from the rules:
   admits at most one sparse request per connection before its pass is done.
 * A connection's requests keep their order: its one task handles them one
   at a time, and the gate only decides *when* that task goes on.
-* Uncontended, the gate is a few comparisons: a request waits (a trip
-  through the scheduler) only when one batch already started ``per_turn``.
+* Uncontended, the gate is a few comparisons: a request waits (one
+  checkpoint, nothing queued) only when one batch already started
+  ``per_turn``.  The queue and the gate's task are for contention.
 """
 
 from __future__ import annotations
@@ -112,6 +119,10 @@ class FairGate:
             self._allowance -= 1
             return True
         return False
+
+    def alone(self, flow: Flow) -> bool:
+        """Whether ``flow``'s refused request is heavy with nobody waiting: it checkpoints, not queues."""
+        return not self._waiting and flow.fair_round == self._round
 
     async def wait_turn(self, flow: Flow) -> None:
         """Wait until a turn admits ``flow``'s request (the table's right column)."""

@@ -18,8 +18,12 @@ from hmb.net.fairness import FairGate, Flow
 
 
 async def _pass(gate: FairGate, flow: Flow) -> None:
-    if not gate.admit_now(flow):
+    while not gate.admit_now(flow):
+        if gate.alone(flow):  # alone at the gate: a checkpoint renews the turn
+            await trio.lowlevel.checkpoint()
+            continue
         await gate.wait_turn(flow)
+        break
 
 
 @asynccontextmanager
@@ -168,5 +172,44 @@ def test_a_connection_cancelled_while_waiting_leaves_the_queue() -> None:
         assert scope.cancelled_caught
         assert gate.waiting == 0
         assert flow.fair_task is None
+
+    trio.run(main)
+
+
+def test_a_lone_busy_connection_checkpoints_instead_of_queueing() -> None:
+    """One producer pipelining: its refused requests are 'alone', the queue stays empty."""
+
+    async def main() -> None:
+        gate = FairGate(per_turn=2)
+        flow = Flow()
+        refused = 0
+        async with _bounded_nursery() as nursery:
+            nursery.start_soon(gate.run)
+            for _ in range(30):
+                while not gate.admit_now(flow):
+                    refused += 1
+                    assert gate.alone(flow)
+                    await trio.lowlevel.checkpoint()  # one poll for I/O renews the allowance
+                assert gate.waiting == 0
+            nursery.cancel_scope.cancel()
+        assert refused >= 30 // (2 * 2 + 1)  # the allowance was used up each turn, and renewed
+
+    trio.run(main)
+
+
+def test_a_refused_sparse_request_queues_even_when_nobody_waits() -> None:
+    """Sparse requests beyond the turn's sparse allowance queue, to go first at the next turn."""
+
+    async def main() -> None:
+        gate = FairGate(per_turn=2)
+        others = [Flow(), Flow()]
+        assert all(gate.admit_now(f) for f in others)  # the turn's two sparse admissions
+        newcomer = Flow()
+        assert not gate.admit_now(newcomer)
+        assert not gate.alone(newcomer)
+        heavy = others[0]
+        assert gate.admit_now(heavy) and gate.admit_now(heavy)  # the turn's allowance
+        assert not gate.admit_now(heavy)
+        assert gate.alone(heavy)
 
     trio.run(main)
