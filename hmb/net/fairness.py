@@ -34,9 +34,15 @@ this round (*heavy*)   allowance lasts                    round's pass
 
 A heavy request that finds nobody waiting, but the turn's allowance used up
 (one connection pipelining many requests), does not queue (:meth:`FairGate.alone`):
-its task checkpoints and asks again, so trio polls for I/O once and the allowance is
-new.  Queueing would cost a trip through the gate's task, and a send of the
-answers made so far, every ``per_turn`` requests of a busy producer.
+its task checkpoints and asks again, so trio polls for I/O once and the
+allowance is new.  Queueing would cost a trip through the gate's task, and a
+send of the answers made so far, every ``per_turn`` requests of a busy
+producer.  That connection is then *streaming*: until another connection's
+request is admitted or anyone waits, it may start up to ``stream_turn``
+heavy requests a turn (the allowance goes below zero, so the gate's task
+admits nobody from the queue in that turn).  A librdkafka producer sends
+about eight Produce requests a read: with ``per_turn`` alone it paid a
+poll for I/O per read on top of its own.
 
 And what a turn admits, in order: ``sparse`` (oldest first), then
 ``heavy_now`` (this round's pass); when both are empty the round ends and
@@ -51,7 +57,11 @@ What follows from the rules:
   at a time, and the gate only decides *when* that task goes on.
 * Uncontended, the gate is a few comparisons: a request waits (one
   checkpoint, nothing queued) only when one batch already started
-  ``per_turn``.  The queue and the gate's task are for contention.
+  ``per_turn`` (``stream_turn`` for a streaming connection).  The queue and
+  the gate's task are for contention.
+* A sparse client that arrives while one connection streams waits for at
+  most ``stream_turn`` of its requests more: the streaming ends as soon as
+  the sparse one is admitted.
 """
 
 from __future__ import annotations
@@ -65,6 +75,13 @@ PER_TURN = 4
 
 Small, because the I/O poll waits for the whole batch: four Produce
 requests are a fraction of a millisecond.
+"""
+
+STREAM_TURN = 16
+"""Heavy requests a streaming connection (alone at the gate) may start per turn.
+
+The number of requests the connection's task handled back to back before
+the gate existed.
 """
 
 
@@ -90,11 +107,15 @@ class FairGate:
         "_sleeper",
         "_sparse",
         "_sparse_allowance",
+        "_stream_floor",
+        "_streaming",
         "_waiting",
     )
 
-    def __init__(self, per_turn: int = PER_TURN) -> None:
+    def __init__(self, per_turn: int = PER_TURN, stream_turn: int = STREAM_TURN) -> None:
         self._per_turn = max(1, per_turn)
+        self._stream_floor = min(0, self._per_turn - stream_turn)  # the allowance a streaming flow may reach
+        self._streaming: Flow | None = None  # refused alone, and the only flow admitted since
         self._round = 0
         self._allowance = self._per_turn  # admissions left in this turn
         self._sparse_allowance = self._per_turn  # sparse requests still admitted at once this turn
@@ -114,21 +135,36 @@ class FairGate:
             if self._sparse_allowance > 0 and not self._sparse:
                 self._sparse_allowance -= 1
                 flow.fair_round = self._round
+                if flow is not self._streaming:
+                    self._streaming = None
                 return True
-        elif self._allowance > 0 and not self._waiting:
-            self._allowance -= 1
-            return True
+        elif not self._waiting:
+            if self._allowance > 0:
+                self._allowance -= 1
+                if flow is not self._streaming:
+                    self._streaming = None
+                return True
+            if flow is self._streaming and self._allowance > self._stream_floor:
+                self._allowance -= 1
+                return True
         return False
 
     def alone(self, flow: Flow) -> bool:
-        """Whether ``flow``'s refused request is heavy with nobody waiting: it checkpoints, not queues."""
-        return not self._waiting and flow.fair_round == self._round
+        """Whether ``flow``'s refused request is heavy with nobody waiting: it checkpoints, not queues.
+
+        Such a flow is streaming from then on (the header's rules).
+        """
+        if self._waiting or flow.fair_round != self._round:
+            return False
+        self._streaming = flow
+        return True
 
     async def wait_turn(self, flow: Flow) -> None:
         """Wait until a turn admits ``flow``'s request (the table's right column)."""
         queue = self._sparse if flow.fair_round != self._round else self._heavy_next
         queue.append(flow)
         self._waiting += 1
+        self._streaming = None
         flow.fair_task = trio.lowlevel.current_task()
         if self._sleeper is not None:
             task, self._sleeper = self._sleeper, None

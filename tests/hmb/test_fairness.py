@@ -176,25 +176,34 @@ def test_a_connection_cancelled_while_waiting_leaves_the_queue() -> None:
     trio.run(main)
 
 
-def test_a_lone_busy_connection_checkpoints_instead_of_queueing() -> None:
-    """One producer pipelining: its refused requests are 'alone', the queue stays empty."""
+def test_a_lone_busy_connection_streams_without_queueing() -> None:
+    """One producer pipelining: refused alone it checkpoints, then streams; the queue stays empty."""
+    gate = FairGate(per_turn=2, stream_turn=6)
+    flow = Flow()
+    per_turn = [0]  # admissions between two polls for I/O
+    for _ in range(30):
+        while not gate.admit_now(flow):
+            assert gate.alone(flow)
+            assert gate.waiting == 0
+            per_turn.append(0)
+            gate.new_turn()  # what the connection's checkpoint brings: trio polls for I/O
+        per_turn[-1] += 1
+    # sparse + per_turn; refused alone, it streams: sparse + stream_turn a turn
+    assert per_turn == [3, 7, 7, 7, 6]
 
-    async def main() -> None:
-        gate = FairGate(per_turn=2)
-        flow = Flow()
-        refused = 0
-        async with _bounded_nursery() as nursery:
-            nursery.start_soon(gate.run)
-            for _ in range(30):
-                while not gate.admit_now(flow):
-                    refused += 1
-                    assert gate.alone(flow)
-                    await trio.lowlevel.checkpoint()  # one poll for I/O renews the allowance
-                assert gate.waiting == 0
-            nursery.cancel_scope.cancel()
-        assert refused >= 30 // (2 * 2 + 1)  # the allowance was used up each turn, and renewed
 
-    trio.run(main)
+def test_streaming_ends_when_another_connection_is_admitted() -> None:
+    gate = FairGate(per_turn=2, stream_turn=6)
+    busy, other = Flow(), Flow()
+    assert gate.admit_now(busy) and gate.admit_now(busy) and gate.admit_now(busy)
+    assert not gate.admit_now(busy)
+    assert gate.alone(busy)  # it streams from now on
+    gate.new_turn()  # trio polled for I/O; nobody waits, so a new round
+    assert gate.admit_now(other)  # someone else is heard from
+    admitted = 0
+    while gate.admit_now(busy):
+        admitted += 1
+    assert admitted == 1 + 2  # sparse + per_turn: the stream's larger allowance is gone
 
 
 def test_a_refused_sparse_request_queues_even_when_nobody_waits() -> None:
