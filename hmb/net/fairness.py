@@ -17,32 +17,35 @@ Words:
   :class:`Flow`) remembers the round its last request was admitted in.
 * A **turn** is one batch of trio's scheduler, from one poll for I/O to the
   next; the gate hears of each from an instrument (``after_io_wait``).  A
-  turn starts at most ``per_turn`` requests, plus ``per_turn`` sparse ones
-  at once: the gate's own task admits waiting requests from that allowance
+  turn starts at most ``per_turn`` requests (``stream_turn`` while one
+  connection streams, below), plus ``per_turn`` sparse ones at once: the gate's own task admits waiting requests from that allowance
   and checkpoints, so trio polls for I/O before the next few start.
 
-Rules, by what a request finds when it arrives (``admit_now``):
+Rules, by what a request finds when it arrives (``admit_now``, then ``alone``):
 
-=====================  =================================  ===========================
-its connection ...     admitted at once when              otherwise it waits in
-=====================  =================================  ===========================
-had none admitted      no sparse one waits and the        ``sparse``: first in line
-this round (*sparse*)  turn's sparse allowance lasts      at the next turn
-had one admitted       nobody waits and the turn's        ``heavy_next``: the next
-this round (*heavy*)   allowance lasts                    round's pass
-=====================  =================================  ===========================
+=====================  ==================================  ================================
+its connection ...     admitted at once when               otherwise it waits in
+=====================  ==================================  ================================
+had none admitted      no sparse one waits and the         ``sparse``: first in line
+this round (*sparse*)  turn's sparse allowance lasts       at the next turn
+had one admitted       nobody waits and the turn's         ``heavy_next``: the next
+this round (*heavy*)   allowance lasts (for a streaming    round's pass; with nobody
+                       connection: down to                 waiting (*alone*), a checkpoint
+                       ``per_turn - stream_turn``)         instead, then it asks again,
+                                                           and it is *streaming*
+=====================  ==================================  ================================
 
-A heavy request that finds nobody waiting, but the turn's allowance used up
-(one connection pipelining many requests), does not queue (:meth:`FairGate.alone`):
-its task checkpoints and asks again, so trio polls for I/O once and the
-allowance is new.  Queueing would cost a trip through the gate's task, and a
-send of the answers made so far, every ``per_turn`` requests of a busy
-producer.  That connection is then *streaming*: until another connection's
-request is admitted or anyone waits, it may start up to ``stream_turn``
-heavy requests a turn (the allowance goes below zero, so the gate's task
-admits nobody from the queue in that turn).  A librdkafka producer sends
-about eight Produce requests a read: with ``per_turn`` alone it paid a
-poll for I/O per read on top of its own.
+A connection is *streaming* from a refusal alone until another
+connection's request is admitted or anyone waits.  Why these two: a heavy
+request refused alone is one connection pipelining many requests; queueing
+it would cost a trip through the gate's task, and a send of the answers
+made so far, every ``per_turn`` requests, where a checkpoint is one poll for
+I/O.  And a librdkafka producer sends about eight Produce requests a read:
+with ``per_turn`` alone it paid a poll for I/O per read on top of its own;
+streaming, it goes on as it did before the gate (``stream_turn`` is the
+number of requests a task then handled back to back).  When the streaming
+allowance is spent below zero, the gate's task admits nobody from the queue
+in that turn.
 
 And what a turn admits, in order: ``sparse`` (oldest first), then
 ``heavy_now`` (this round's pass); when both are empty the round ends and
@@ -78,11 +81,7 @@ requests are a fraction of a millisecond.
 """
 
 STREAM_TURN = 16
-"""Heavy requests a streaming connection (alone at the gate) may start per turn.
-
-The number of requests the connection's task handled back to back before
-the gate existed.
-"""
+"""Heavy requests a streaming connection (alone at the gate) may start per turn."""
 
 
 class Flow:
