@@ -18,8 +18,9 @@ Words:
 * A **turn** is one batch of trio's scheduler, from one poll for I/O to the
   next; the gate hears of each from an instrument (``after_io_wait``).  A
   turn starts at most ``per_turn`` requests (``stream_turn`` while one
-  connection streams, below), plus ``per_turn`` sparse ones at once: the gate's own task admits waiting requests from that allowance
-  and checkpoints, so trio polls for I/O before the next few start.
+  connection streams, below), plus ``per_turn`` sparse ones at once: the
+  gate's own task admits waiting requests from that allowance and
+  checkpoints, so trio polls for I/O before the next few start.
 
 Rules, by what a request finds when it arrives (``admit_now``, then ``alone``):
 
@@ -48,8 +49,11 @@ allowance is spent below zero, the gate's task admits nobody from the queue
 in that turn.
 
 And what a turn admits, in order: ``sparse`` (oldest first), then
-``heavy_now`` (this round's pass); when both are empty the round ends and
-``heavy_next`` becomes the new pass.
+``heavy_now`` (this round's pass).  A turn that begins with both empty ends
+the round: ``heavy_next`` becomes the new pass.  Never in the middle of a
+turn: the connections it admitted from ``sparse`` run after it, and would
+find themselves sparse again in the new round, admitted at once a second
+time ahead of the rest of that turn's admissions.
 
 What follows from the rules:
 
@@ -177,13 +181,12 @@ class FairGate:
 
         await trio.lowlevel.wait_task_rescheduled(abort)
 
-    def _next(self) -> Flow:
+    def _next(self) -> Flow | None:
         if self._sparse:
             return self._sparse.popleft()
-        if not self._heavy_now:  # the pass is done: the round ends, the next one begins
-            self._round += 1
-            self._heavy_now, self._heavy_next = self._heavy_next, self._heavy_now
-        return self._heavy_now.popleft()
+        if self._heavy_now:
+            return self._heavy_now.popleft()
+        return None  # the pass is done: the round ends at the next turn
 
     def new_turn(self) -> None:
         """trio polled for I/O: a new batch, with new allowances; nobody waits, the round ends."""
@@ -195,8 +198,13 @@ class FairGate:
     def turn(self) -> int:
         """Admit waiting requests while this turn's allowance lasts; how many were admitted."""
         admitted = 0
-        while self._waiting and self._allowance > 0:
+        if self._waiting and not self._sparse and not self._heavy_now:  # the round ends
+            self._round += 1
+            self._heavy_now, self._heavy_next = self._heavy_next, self._heavy_now
+        while self._allowance > 0:
             flow = self._next()
+            if flow is None:
+                break
             self._waiting -= 1
             self._allowance -= 1
             admitted += 1

@@ -222,3 +222,25 @@ def test_a_refused_sparse_request_queues_even_when_nobody_waits() -> None:
         assert gate.alone(heavy)
 
     trio.run(main)
+
+
+def test_a_round_ends_between_turns_never_within_one() -> None:
+    """The sparse ones a turn admits run after it: the round must not end under them."""
+
+    async def main() -> None:
+        gate = FairGate(per_turn=2)
+        heavy, other, newcomer = Flow(), Flow(), Flow()
+        assert all(gate.admit_now(heavy) for _ in range(3))  # sparse, then the turn's allowance
+        assert gate.admit_now(other)  # the turn's second sparse admission
+        assert not gate.admit_now(heavy) and not gate.admit_now(newcomer)
+        async with _bounded_nursery() as nursery:
+            nursery.start_soon(gate.wait_turn, heavy)  # the next round's pass
+            nursery.start_soon(gate.wait_turn, newcomer)  # first in line
+            await _until(lambda: gate.waiting == 2)
+            gate.new_turn()
+            assert gate.turn() == 1  # the newcomer; the pass is done, but the round goes on
+            assert newcomer.fair_task is None and heavy.fair_task is not None
+            assert gate.turn() == 1  # the next turn ends the round: the heavy one's pass
+            assert gate.waiting == 0
+
+    trio.run(main)
