@@ -16,8 +16,10 @@ For each broker (hmb and Tansu, started here, the same run), and each size:
 * **connections** — raw sockets on loopback, each sending one ApiVersions
   request: the broker's CPU per connection opened, per idle connection and
   second, its RSS per connection; then 1,000 of them produce at once (a
-  bounded number of rounds each) while a probe connection measures Metadata
-  latency, p99 against the same probe on the unloaded broker.
+  bounded number of rounds each) while a probe in a process of its own
+  (:mod:`bench.scale_probe`: paced connections like a heartbeat or an admin
+  call, and one closed-loop connection) measures Metadata latency, p99
+  against the same probe on the unloaded broker.
 
 Creation cost is also sampled per batch, so "cost of the last 500
 partitions / cost of the first 500" shows whether creating a partition gets
@@ -46,6 +48,7 @@ from pathlib import Path
 
 import kproto
 from bench.hmb_process import ROOT, BrokerProcess
+from bench.scale_probe import Probe, p99_ms, percentile_ms
 from bench.studies import machine_info
 from bench.tansu import TansuProcess
 from kproto import ApiKey
@@ -63,6 +66,17 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU of ``pid`` so far (its threads included)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def run_queue_wait_s(pid: int) -> float:
+    """Seconds the threads of ``pid`` have waited, runnable, for a CPU (the kernel's schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
 
 
 def rss_bytes(pid: int) -> int:
@@ -286,8 +300,13 @@ class ConnectionRow:
     rss_kb_per_conn: float = 0.0
     producing: int = 0
     produce_cpu_s: float = 0.0
-    p99_unloaded_ms: float = 0.0
+    p99_unloaded_ms: float = 0.0  # paced probe connections: the clients that are not the load
     p99_loaded_ms: float = 0.0
+    closed_p99_unloaded_ms: float = 0.0  # one closed-loop probe connection: itself a busy client
+    closed_p99_loaded_ms: float = 0.0
+    p50_unloaded_ms: float = 0.0  # paced probes' median: the tail above is often the kernel's
+    p50_loaded_ms: float = 0.0
+    produce_runq_wait_s: float = 0.0  # the broker runnable but waiting for a CPU while loaded
     extra: dict = field(default_factory=dict)
 
 
@@ -318,22 +337,6 @@ def _open_all(bootstrap: str, count: int) -> list[socket.socket]:
         socks += wave
     sel.close()
     return socks
-
-
-def _probe_p99(bootstrap: str, rounds: int, stop_at: float | None = None) -> float:
-    host, port = bootstrap.rsplit(":", 1)
-    latencies = []
-    with socket.create_connection((host, int(port)), timeout=60) as s:
-        body = {"topics": [{"name": "scale-conn"}]}
-        for i in range(rounds):
-            t0 = time.perf_counter()
-            s.sendall(kproto.encode_request(ApiKey.METADATA, 1, i, body))
-            _read_frame(s)
-            latencies.append(time.perf_counter() - t0)
-            if stop_at is not None and time.monotonic() > stop_at:
-                break
-    latencies.sort()
-    return latencies[int(0.99 * (len(latencies) - 1))] * 1000
 
 
 def _produce_loop(socks: list[socket.socket], rounds: int) -> None:
@@ -391,34 +394,72 @@ def _produce_loop(socks: list[socket.socket], rounds: int) -> None:
         raise RuntimeError(f"{active} producing connections did not finish")
 
 
-def measure_connections(kind: str, count: int, producing: int, idle_s: float, rounds: int) -> ConnectionRow:
+@dataclass
+class ProbeSettings:
+    paced: int = 20
+    interval_ms: float = 200.0
+    unloaded_s: float = 3.0
+    open_repeats: int = 3
+
+
+def _settle(pid: int, limit_s: float = 30.0) -> None:
+    """Wait until the broker's CPU stops moving (two quiet 0.2 s readings in a row)."""
+    deadline = time.monotonic() + limit_s
+    quiet, last = 0, cpu_seconds(pid)
+    while quiet < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        now = cpu_seconds(pid)
+        quiet = quiet + 1 if now - last < 0.015 else 0
+        last = now
+
+
+def measure_connections(
+    kind: str, count: int, producing: int, idle_s: float, rounds: int, probe: ProbeSettings
+) -> ConnectionRow:
     row = ConnectionRow(kind, count, producing=min(producing, count))
     with broker(kind) as b:
         _client_create_topic(b.bootstrap)
-        row.p99_unloaded_ms = _probe_p99(b.bootstrap, 2000)
-        rss0, cpu0 = rss_bytes(b.pid), cpu_seconds(b.pid)
+        unloaded = Probe(b.bootstrap, probe.paced, probe.interval_ms)
+        time.sleep(probe.unloaded_s)  # the measurement itself: the probe alone against the broker
+        quiet = unloaded.stop()
+        row.p99_unloaded_ms = p99_ms(quiet["paced"])
+        row.p50_unloaded_ms = percentile_ms(quiet["paced"], 0.5)
+        row.closed_p99_unloaded_ms = p99_ms(quiet["closed"])
+        rss0 = rss_bytes(b.pid)
+        opened = []  # CPU is read in 10 ms ticks: the figure is the median of several openings
+        for _ in range(probe.open_repeats - 1):
+            cpu0 = cpu_seconds(b.pid)
+            socks = _open_all(b.bootstrap, count)
+            opened.append((cpu_seconds(b.pid) - cpu0) * 1000 / count)
+            for s in socks:
+                s.close()
+            _settle(b.pid)  # the closing is not the next opening's cost
+        cpu0 = cpu_seconds(b.pid)
         socks = _open_all(b.bootstrap, count)
         try:
             cpu1 = cpu_seconds(b.pid)
-            row.open_cpu_ms_per_conn = (cpu1 - cpu0) * 1000 / count
+            opened.append((cpu1 - cpu0) * 1000 / count)
+            row.open_cpu_ms_per_conn = statistics.median(opened)
+            row.extra["open_cpu_ms_per_conn"] = opened
             time.sleep(idle_s)  # the measurement itself: the broker idles with every connection open
             cpu2 = cpu_seconds(b.pid)
             row.idle_cpu_us_per_conn_s = (cpu2 - cpu1) * 1e6 / count / idle_s
             row.rss_kb_per_conn = (rss_bytes(b.pid) - rss0) / 1024 / count
-            import threading
-
-            loaders = socks[: row.producing]
-            worker = threading.Thread(target=_produce_loop, args=(loaders, rounds))
-            cpu3 = cpu_seconds(b.pid)
-            worker.start()
+            loaded = Probe(b.bootstrap, probe.paced, probe.interval_ms)
+            cpu3, wait3 = cpu_seconds(b.pid), run_queue_wait_s(b.pid)
             t0 = time.monotonic()
-            p99 = []
-            while worker.is_alive():
-                p99.append(_probe_p99(b.bootstrap, 200, stop_at=time.monotonic() + 2))
-            worker.join()
+            _produce_loop(socks[: row.producing], rounds)
             row.produce_cpu_s = cpu_seconds(b.pid) - cpu3
-            row.p99_loaded_ms = statistics.median(p99) if p99 else float("nan")
+            row.produce_runq_wait_s = run_queue_wait_s(b.pid) - wait3
             row.extra["produce_wall_s"] = time.monotonic() - t0
+            busy = loaded.stop()
+            row.p99_loaded_ms = p99_ms(busy["paced"])
+            row.p50_loaded_ms = percentile_ms(busy["paced"], 0.5)
+            row.closed_p99_loaded_ms = p99_ms(busy["closed"])
+            row.extra["samples"] = {
+                "unloaded": {k: len(v) for k, v in quiet.items()},
+                "loaded": {k: len(v) for k, v in busy.items()},
+            }
         finally:
             for s in socks:
                 s.close()
@@ -500,11 +541,32 @@ def _connection_lines(conns: list[ConnectionRow]) -> list[str]:
             ),
             ("RSS per connection, KB", h.rss_kb_per_conn, t.rss_kb_per_conn if t else None),
             (f"{h.producing:,} producing: broker CPU s", h.produce_cpu_s, t.produce_cpu_s if t else None),
-            ("probe p99 unloaded, ms", h.p99_unloaded_ms, t.p99_unloaded_ms if t else None),
             (
-                f"probe p99 with {h.producing:,} producing, ms",
+                f"{h.producing:,} producing: broker waiting for a CPU, s",
+                h.produce_runq_wait_s,
+                t.produce_runq_wait_s if t else None,
+            ),
+            ("paced probes: p50 unloaded, ms", h.p50_unloaded_ms, t.p50_unloaded_ms if t else None),
+            (
+                f"paced probes: p50 with {h.producing:,} producing, ms",
+                h.p50_loaded_ms,
+                t.p50_loaded_ms if t else None,
+            ),
+            ("paced probes: p99 unloaded, ms", h.p99_unloaded_ms, t.p99_unloaded_ms if t else None),
+            (
+                f"paced probes: p99 with {h.producing:,} producing, ms",
                 h.p99_loaded_ms,
                 t.p99_loaded_ms if t else None,
+            ),
+            (
+                "closed-loop probe: p99 unloaded, ms",
+                h.closed_p99_unloaded_ms,
+                t.closed_p99_unloaded_ms if t else None,
+            ),
+            (
+                f"closed-loop probe: p99 with {h.producing:,} producing, ms",
+                h.closed_p99_loaded_ms,
+                t.closed_p99_loaded_ms if t else None,
             ),
         ]
         lines += [f"| {n:,} | {name} | {_fmt(hv)} | {_fmt(tv)} | {_ratio(hv, tv)} |" for name, hv, tv in rows]
@@ -577,7 +639,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--producing", type=int, default=1000, help="connections producing at once")
     ap.add_argument(
-        "--produce-rounds", type=int, default=20, help="Produce requests per producing connection"
+        "--produce-rounds", type=int, default=50, help="Produce requests per producing connection"
+    )
+    ap.add_argument("--probe-paced", type=int, default=20, help="paced probe connections")
+    ap.add_argument(
+        "--probe-interval-ms", type=float, default=200.0, help="each paced probe connection's interval"
+    )
+    ap.add_argument(
+        "--open-repeats",
+        type=int,
+        default=3,
+        help="openings of the connections; CPU per connection is the median",
     )
     ap.add_argument("--idle-seconds", type=float, default=10.0, help="idle window for the idle-CPU figure")
     ap.add_argument("--brokers", default="hmb,tansu")
@@ -606,7 +678,10 @@ def main(argv: list[str] | None = None) -> int:
     for n in conn_sizes:
         for kind in kinds:
             print(f"connections {n:,} on {kind} ...", file=sys.stderr, flush=True)
-            conns.append(measure_connections(kind, n, args.producing, args.idle_seconds, args.produce_rounds))
+            probe = ProbeSettings(args.probe_paced, args.probe_interval_ms, open_repeats=args.open_repeats)
+            conns.append(
+                measure_connections(kind, n, args.producing, args.idle_seconds, args.produce_rounds, probe)
+            )
             print(f"  {asdict(conns[-1])}", file=sys.stderr, flush=True)
     header = (
         f"# Scale: cost against the size of the work\n\nMachine: {machine_info()}; "

@@ -40,6 +40,7 @@ import trio
 from hmb.api.context import Session
 from hmb.net import tls as tls_settings
 from hmb.net.connection import Connection
+from hmb.net.fairness import FairGate
 from hmb.net.tls import (
     TlsHandshakeError,
     TlsTransport,
@@ -118,6 +119,7 @@ async def serve(
 ) -> None:
     """Serve ``ready`` (from :func:`endpoints`, which checks them before anything starts)."""
     mapper = PrincipalMapper(config.ssl_principal_mapping_rules)
+    gate = FairGate()  # one for every listener: who is handled next is a broker-wide question
     timeout = tls_settings.HANDSHAKE_TIMEOUT if handshake_timeout is None else handshake_timeout
 
     def handler(endpoint: Endpoint, nursery: trio.Nursery):  # type: ignore[no-untyped-def]
@@ -146,6 +148,7 @@ async def serve(
                 transport,
                 dispatcher,
                 nursery=nursery,  # a connection's second task, if it needs one, runs beside it
+                gate=gate,
                 session=session,
                 queued_max_requests=config.queued_max_requests,
                 max_frame_size=config.socket_request_max_bytes,
@@ -156,6 +159,7 @@ async def serve(
 
     bound: Bound = {}
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(gate.run)
         for endpoint in ready:
             sockets = await _open(endpoint.listener)
             host, port = sockets[0].socket.getsockname()[:2]

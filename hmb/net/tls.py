@@ -122,6 +122,8 @@ def peer_principal_name(tls: trio.SSLStream[trio.SocketStream], mapper: Principa
 class TlsTransport:
     """A :class:`hmb.net.transport.Transport` over an established ``SSLStream``."""
 
+    closes_at_once = False  # aclose_forcefully checkpoints
+
     def __init__(self, tls: trio.SSLStream[trio.SocketStream], peer: str) -> None:
         self.tls = tls
         self.peer = peer

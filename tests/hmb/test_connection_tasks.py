@@ -111,3 +111,28 @@ def test_requests_sent_together_are_answered_in_order_by_the_one_task(tmp_path: 
         await stream.aclose()
 
     _run_with_broker(tmp_path, test)
+
+
+def test_unusable_bytes_during_a_long_poll_end_the_poll_and_the_connection(tmp_path: Path) -> None:
+    async def test(broker: Broker, address: tuple[str, int]) -> None:
+        broker.logs.create_topic("polled", 1)
+        before = _tasks()
+        stream = await trio.open_tcp_stream(*address)
+        await stream.send_all(kproto.encode_request(ApiKey.FETCH, 4, 2, _long_poll("polled")))
+        with trio.fail_after(5):
+            while _tasks() - before < 2:  # the watcher reads while the fetch waits
+                await trio.sleep(0.01)
+        await stream.send_all(struct.pack(">i", -5))  # a negative frame size: nothing to decode
+        # long before the poll's 30 s: the fetch is answered, then the broker closes the connection
+        with trio.fail_after(5):
+            rest = b""
+            while chunk := await stream.receive_some():
+                rest += chunk
+            while _tasks() > before:
+                await trio.sleep(0.01)
+        (size,) = struct.unpack(">i", rest[:4])
+        assert struct.unpack(">i", rest[4:8])[0] == 2  # the fetch's answer, then the end
+        assert len(rest) == 4 + size
+        await stream.aclose()
+
+    _run_with_broker(tmp_path, test)
