@@ -51,6 +51,7 @@ from pathlib import Path
 from bench.hmb_process import BrokerProcess, free_port
 from bench.studies import machine_info
 from bench.tansu import TansuProcess
+from hmb_client.tools.control import control_call
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -134,19 +135,6 @@ def _create_topic(bootstrap: str, topic: str) -> None:
         future.result(30)
 
 
-def _control(port: int, op: str, **args: object) -> object:
-    """One call of an ``hmb serve``'s control endpoint (JSON lines)."""
-    import socket
-
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock, sock.makefile("rwb") as f:
-        f.write(json.dumps({"op": op, "args": args}).encode() + b"\n")
-        f.flush()
-        reply = json.loads(f.readline())
-    if not reply.get("ok"):
-        raise RuntimeError(f"control {op} failed: {reply}")
-    return reply["result"]
-
-
 @contextmanager
 def _broker(kind: str, control: bool = False) -> Iterator[str]:
     """``kind``: tansu, hmb, or hmb-classic (hmb capped at :data:`CLASSIC_CAPS`); ``control``:
@@ -163,7 +151,7 @@ def _broker(kind: str, control: bool = False) -> Iterator[str]:
     ):
         if kind == "hmb-classic":
             b.wait_for_log("control endpoint")
-            _control(port, "limit_versions", caps=CLASSIC_CAPS)
+            control_call(f"127.0.0.1:{port}", "limit_versions", {"caps": CLASSIC_CAPS}, timeout_s=10)
         yield b.bootstrap
 
 
