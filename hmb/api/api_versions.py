@@ -29,10 +29,26 @@ def supported_table(handlers: dict[int, Handler] | None = None) -> list[dict[str
     ]
 
 
-def unsupported_version_response(correlation_id: int, handlers: dict[int, Handler] | None = None) -> bytes:
-    """ApiVersions v0 body with error 35: readable by a client of any version."""
-    body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": supported_table(handlers)}
+def unsupported_version_response(
+    correlation_id: int,
+    handlers: dict[int, Handler] | None = None,
+    table: list[dict[str, Any]] | None = None,
+) -> bytes:
+    """ApiVersions v0 body with error 35: readable by a client of any version (``table``: what
+    to list instead of ``handlers``' ranges)."""
+    listed = supported_table(handlers) if table is None else table
+    body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": listed}
     return kproto.encode_response(ApiKey.API_VERSIONS, 0, correlation_id, body)
+
+
+def answer_body(table: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ApiVersions answer listing ``table``, with the feature levels (v3+)."""
+    return {
+        "error_code": ErrorCode.NONE,
+        "api_keys": table,
+        "throttle_time_ms": 0,
+        "tagged_fields": features_body(),
+    }
 
 
 # (version, number of registered handlers) -> the frame with correlation id 0.  The
@@ -48,12 +64,7 @@ async def handle(ctx: RequestContext) -> Reply:
     key = (ctx.request.version, len(HANDLERS))
     frame = _ENCODED.get(key)
     if frame is None:
-        body = {
-            "error_code": ErrorCode.NONE,
-            "api_keys": supported_table(),
-            "throttle_time_ms": 0,
-            "tagged_fields": features_body(),
-        }
+        body = answer_body(supported_table())
         frame = _ENCODED[key] = kproto.encode_response(ApiKey.API_VERSIONS, ctx.request.version, 0, body)
     # the frame: size, correlation id (response header v0 at every version), body
     return frame[:4] + ctx.request.correlation_id.to_bytes(4, "big", signed=True) + frame[8:]

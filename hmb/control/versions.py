@@ -23,12 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import kproto
-from hmb.api.api_versions import supported_table
+from hmb.api.api_versions import answer_body, supported_table, unsupported_version_response
 from hmb.api.context import CloseConnection
-from hmb.api.features import features_body
 from hmb.api.registry import HANDLERS
-from kproto import ApiKey, ErrorCode, Request
+from kproto import ApiKey, Request
 
 
 def parse_caps(caps: Mapping[int | str, int]) -> dict[int, int]:
@@ -65,17 +63,11 @@ def check(request: Request, caps: Mapping[int, int]) -> dict[str, Any] | bytes |
     cap = caps.get(request.api_key)
     if cap is not None and request.version > cap:
         if request.api_key == ApiKey.API_VERSIONS:  # as the dispatcher answers a client newer than us
-            body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": capped_table(caps)}
-            return kproto.encode_response(ApiKey.API_VERSIONS, 0, request.correlation_id, body)
+            return unsupported_version_response(request.correlation_id, table=capped_table(caps))
         raise CloseConnection(
             f"unsupported request {ApiKey.name_of(request.api_key)} v{request.version} "
             f"(capped at v{cap} by the control API)"
         )
     if request.api_key != ApiKey.API_VERSIONS:
         return None
-    return {
-        "error_code": ErrorCode.NONE,
-        "api_keys": capped_table(caps),
-        "throttle_time_ms": 0,
-        "tagged_fields": features_body(),
-    }
+    return answer_body(capped_table(caps))
