@@ -19,7 +19,11 @@ For each broker (hmb and Tansu, started here, the same run), and each size:
   bounded number of rounds each) while a probe in a process of its own
   (:mod:`bench.scale_probe`: paced connections like a heartbeat or an admin
   call, and one closed-loop connection) measures Metadata latency, p99
-  against the same probe on the unloaded broker.
+  against the same probe on the unloaded broker.  With two CPUs or more the
+  broker runs on CPUs of its own and the load on the others
+  (:class:`bench.scale_probe.Placement`; ``--no-pin`` to leave it to the
+  scheduler), and one Produce goes before any measuring, so a first use's
+  imports are not counted as load.
 
 Creation cost is also sampled per batch, so "cost of the last 500
 partitions / cost of the first 500" shows whether creating a partition gets
@@ -48,7 +52,7 @@ from pathlib import Path
 
 import kproto
 from bench.hmb_process import ROOT, BrokerProcess
-from bench.scale_probe import Probe, p99_ms, percentile_ms
+from bench.scale_probe import Placement, Probe, p99_ms, percentile_ms
 from bench.scale_report import ConnectionRow, PartitionRow, plot, render
 from bench.studies import machine_info
 from bench.tansu import TansuProcess
@@ -364,6 +368,7 @@ class ProbeSettings:
     interval_ms: float = 200.0
     unloaded_s: float = 3.0
     open_repeats: int = 3
+    placement: Placement | None = None
 
 
 def _settle(pid: int, limit_s: float = 30.0) -> None:
@@ -381,9 +386,14 @@ def measure_connections(
     kind: str, count: int, producing: int, idle_s: float, rounds: int, probe: ProbeSettings
 ) -> ConnectionRow:
     row = ConnectionRow(kind, count, producing=min(producing, count))
-    with broker(kind) as b:
+    place = probe.placement
+    row.extra["placement"] = place.describe() if place else "unpinned"
+    with broker(kind) as b, _placed(place, b.pid):
         _client_create_topic(b.bootstrap)
-        unloaded = Probe(b.bootstrap, probe.paced, probe.interval_ms)
+        warm = _open_all(b.bootstrap, 1)  # the first Produce's one-time work (imports, the log) is
+        _produce_loop(warm, 1)  # not what a loaded broker's latency is about
+        warm[0].close()
+        unloaded = Probe(b.bootstrap, probe.paced, probe.interval_ms, place)
         time.sleep(probe.unloaded_s)  # the measurement itself: the probe alone against the broker
         quiet = unloaded.stop()
         row.p99_unloaded_ms = p99_ms(quiet["paced"])
@@ -409,7 +419,7 @@ def measure_connections(
             cpu2 = cpu_seconds(b.pid)
             row.idle_cpu_us_per_conn_s = (cpu2 - cpu1) * 1e6 / count / idle_s
             row.rss_kb_per_conn = (rss_bytes(b.pid) - rss0) / 1024 / count
-            loaded = Probe(b.bootstrap, probe.paced, probe.interval_ms)
+            loaded = Probe(b.bootstrap, probe.paced, probe.interval_ms, place)
             cpu3, wait3 = cpu_seconds(b.pid), run_queue_wait_s(b.pid)
             t0 = time.monotonic()
             _produce_loop(socks[: row.producing], rounds)
@@ -428,6 +438,21 @@ def measure_connections(
             for s in socks:
                 s.close()
     return row
+
+
+@contextmanager
+def _placed(place: Placement | None, broker_pid: int) -> Iterator[None]:
+    """The broker on its CPUs and this process (the load generator) on the others, for the block."""
+    if place is None:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    place.pin_broker(broker_pid)
+    os.sched_setaffinity(0, place.load)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def _client_create_topic(bootstrap: str) -> None:
@@ -462,6 +487,12 @@ def main(argv: list[str] | None = None) -> int:
         default=3,
         help="openings of the connections; CPU per connection is the median",
     )
+    ap.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="connections phase: leave the broker, load and probe to the scheduler (default: the "
+        "broker on half the CPUs, load and a real-time probe on the rest; see Placement)",
+    )
     ap.add_argument("--idle-seconds", type=float, default=10.0, help="idle window for the idle-CPU figure")
     ap.add_argument("--brokers", default="hmb,tansu")
     ap.add_argument(
@@ -489,7 +520,12 @@ def main(argv: list[str] | None = None) -> int:
     for n in conn_sizes:
         for kind in kinds:
             print(f"connections {n:,} on {kind} ...", file=sys.stderr, flush=True)
-            probe = ProbeSettings(args.probe_paced, args.probe_interval_ms, open_repeats=args.open_repeats)
+            probe = ProbeSettings(
+                args.probe_paced,
+                args.probe_interval_ms,
+                open_repeats=args.open_repeats,
+                placement=None if args.no_pin else Placement.choose(),
+            )
             conns.append(
                 measure_connections(kind, n, args.producing, args.idle_seconds, args.produce_rounds, probe)
             )

@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import selectors
 import socket
 import struct
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import kproto
 from bench.hmb_process import ROOT
@@ -119,10 +122,68 @@ def run(host: str, port: int, paced: int, interval_s: float, closed: bool, topic
                     c.due = done
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Which CPUs the broker and the load run on while latency is measured.
+
+    Unpinned on two cores, the broker, a load generator at 100 % and the
+    probe shared both: a watchdog in the broker caught steps of 21-246 ms in
+    which it was runnable but not running, so the loaded p99 measured the
+    scheduler, not the broker.  Pinned, the broker has CPUs of its own (the
+    first half) and the load generator the others; the probe shares the load
+    generator's CPUs but, as root, runs ``SCHED_FIFO``, so when an answer
+    arrives it reads it at once instead of waiting for the load generator's
+    time slice: the probe stands for clients on other machines, whose
+    scheduling is not the broker's.  Both brokers are measured the same way.
+    """
+
+    broker: frozenset[int]
+    load: frozenset[int]
+    probe_realtime: bool
+
+    @classmethod
+    def choose(cls) -> Placement | None:
+        """Half the CPUs this process may use for the broker, half for the load; None with one CPU."""
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            return None
+        half = len(cpus) // 2
+        return cls(frozenset(cpus[:half]), frozenset(cpus[half:]), os.geteuid() == 0)
+
+    def describe(self) -> str:
+        probe = "SCHED_FIFO" if self.probe_realtime else "normal priority"
+        return f"broker on CPU {_cpus(self.broker)}; load and probe ({probe}) on CPU {_cpus(self.load)}"
+
+    def pin_broker(self, pid: int) -> None:
+        """Every thread of ``pid`` onto the broker's CPUs (threads made later inherit it)."""
+        pin_threads(pid, self.broker)
+
+    def enter_probe(self) -> None:
+        """In the probe's child process, before it runs: the load's CPUs, real-time if allowed."""
+        os.sched_setaffinity(0, self.load)
+        if self.probe_realtime:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+
+
+def pin_threads(pid: int, cpus: frozenset[int]) -> None:
+    """Pin every thread of ``pid`` (a multi-threaded broker's workers too) to ``cpus``."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            os.sched_setaffinity(int(task.name), cpus)
+        except ProcessLookupError:
+            continue  # a thread that ended meanwhile
+
+
+def _cpus(cpus: frozenset[int]) -> str:
+    return ",".join(str(c) for c in sorted(cpus))
+
+
 class Probe:
     """The latency probe (:mod:`bench.scale_probe`) in its own process, from start to :meth:`stop`."""
 
-    def __init__(self, bootstrap: str, paced: int, interval_ms: float) -> None:
+    def __init__(
+        self, bootstrap: str, paced: int, interval_ms: float, placement: Placement | None = None
+    ) -> None:
         host, port = bootstrap.rsplit(":", 1)
         self.proc = subprocess.Popen(
             [
@@ -141,6 +202,7 @@ class Probe:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            preexec_fn=placement.enter_probe if placement else None,
         )
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != "ready":
