@@ -6,8 +6,8 @@ offset.  One entry is written whenever more than ``log.index.interval.bytes``
 were appended since the previous one, so a lookup lands within a few KiB of
 the wanted message and the rest is a short scan of message headers.
 
-The file is preallocated to ``log.index.size.max.bytes``, memory-mapped with
-numpy as Kafka mmaps it, and trimmed to its entries on close
+The file is preallocated to ``log.index.size.max.bytes``, memory-mapped as
+Kafka maps it, and trimmed to its entries on close
 (:mod:`hmb.log.mapped_index`, shared with the time index).
 numpy is imported on first use, not with this module: an empty index (what
 a fresh broker's start creates) needs none, and numpy's import would be a

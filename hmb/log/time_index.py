@@ -12,7 +12,7 @@ timestamp.
 
 Like the offset index (:mod:`hmb.log.index`), and through the same file
 handling (:mod:`hmb.log.mapped_index`), the file is preallocated to
-``segment.index.bytes``, memory-mapped with numpy, its disk blocks reserved
+``segment.index.bytes``, memory-mapped, its disk blocks reserved
 ahead of a write (a full disk is ``OSError``, not SIGBUS), trimmed to its
 entries on close, and only a hint: a file that is missing, torn or points
 past the log is rebuilt from the log by the segment's recovery.

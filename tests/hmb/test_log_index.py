@@ -210,3 +210,28 @@ def test_offset_from_a_position(tmp_path: Path) -> None:
         None,
     ]
     idx.close()
+
+
+def _vm_flags(path: Path) -> list[str]:
+    """The kernel's flags of this process's mapping of ``path`` (from /proc/self/smaps)."""
+    lines = Path("/proc/self/smaps").read_text().splitlines()
+    for i, line in enumerate(lines):
+        if line.endswith(str(path)):
+            for rest in lines[i + 1 :]:
+                if rest.startswith("VmFlags:"):
+                    return rest.split()[1:]
+    raise AssertionError(f"{path} is not mapped")
+
+
+def test_the_map_is_advised_random_so_the_first_entry_reads_no_pages_ahead(tmp_path: Path) -> None:
+    """The first entry of a fresh index faults on a hole: with readahead it zeroed a run of pages,
+    milliseconds of the event loop per new index; the map is advised MADV_RANDOM (``rr``)."""
+    path = tmp_path / "00000000000000001000.index"
+    index = OffsetIndex(path, BASE, new=True)
+    index.append(BASE + 3, 4100)
+    try:
+        flags = _vm_flags(path)
+        assert "rr" in flags and "sh" in flags  # random read advised, shared (written through)
+    finally:
+        index.close()
+    assert path.read_bytes() == struct.pack(">II", 3, 4100)  # the entry reached the file, trimmed
