@@ -28,6 +28,7 @@ from hmb.config import (
     parse_listener,
     read_properties_file,
 )
+from hmb.log import index
 from hmb.properties import BY_NAME
 from hmb.properties.render import help_text, shown_default
 
@@ -123,6 +124,7 @@ async def run(broker: Broker) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(broker.run)
             gc_policy.resume()  # listening: collect again (hmb serve's process only)
+            nursery.start_soon(trio.to_thread.run_sync, index.load_numpy)  # see load_numpy
 
             async def stop_on_signal() -> None:
                 async for sig in signals:

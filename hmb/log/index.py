@@ -11,7 +11,8 @@ Kafka maps it, and trimmed to its entries on close
 (:mod:`hmb.log.mapped_index`, shared with the time index).
 numpy is imported on first use, not with this module: an empty index (what
 a fresh broker's start creates) needs none, and numpy's import would be a
-third of ``hmb serve``'s start-up.
+third of ``hmb serve``'s start-up.  ``hmb serve`` imports it from a worker
+thread once it listens (:func:`load_numpy`), before a first entry needs it.
 Searching a big-endian map with ``searchsorted`` would copy it on every call,
 so a native-endian mirror of the keys is kept in memory for lookups.
 
@@ -23,6 +24,7 @@ trusted.
 from __future__ import annotations
 
 import array
+import importlib
 import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +45,18 @@ else:
             return getattr(numpy, name)
 
     np = _LazyNumpy()
+
+
+def load_numpy() -> None:
+    """Import numpy now, from a worker thread of ``hmb serve`` once it listens.
+
+    Otherwise the first index entry of the process imports it on the event
+    loop: 40-60 ms in which no connection is answered, under load too (a
+    thousand producers crossing their first ``log.index.interval.bytes``).
+    From a thread, the import shares the interpreter in switch intervals.
+    """
+    globals()["np"] = importlib.import_module("numpy")
+
 
 ENTRY_SIZE = 8
 _BE = ">u4"  # big-endian u32, the file's layout

@@ -14,6 +14,7 @@ from broker_process import ROOT, free_port
 from wire import WireClient, metadata_body, produce_body
 
 from hmb.properties import PROPERTIES
+from kproto import ApiKey
 from kproto.records import build_message_set
 
 
@@ -126,3 +127,19 @@ def test_port_in_use_is_reported(tmp_path: Path) -> None:
         port = s.getsockname()[1]
         out = _hmb("serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(tmp_path))
     assert out.returncode == 1 and "already in use" in out.stderr
+
+
+def test_serve_imports_numpy_in_the_background_once_it_listens(tmp_path: Path) -> None:
+    """No request writes an index entry here, the one thing that needs numpy: it is imported
+    anyway, from a worker thread, so a first index entry under load does not stall the loop."""
+    from bench.hmb_process import BrokerProcess
+
+    with BrokerProcess(tmp_path / "data") as b:
+        assert b.proc is not None
+        maps = Path(f"/proc/{b.proc.pid}/maps")
+        deadline = time.monotonic() + 30
+        while "_multiarray_umath" not in maps.read_text():
+            assert time.monotonic() < deadline, "numpy was never imported"
+            time.sleep(0.05)  # polling the process's maps (a bounded wait on a condition)
+        with WireClient(b.bootstrap) as c:  # and it serves meanwhile
+            assert c.request(ApiKey.API_VERSIONS, 0, {}).error_code == 0
