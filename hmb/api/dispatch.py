@@ -44,6 +44,8 @@ from kproto import ApiKey, DecodeError, KprotoError, UnsupportedVersionError
 from kproto.produce_fast import decode_produce_request
 
 _PRODUCE_KEY = ApiKey.PRODUCE.to_bytes(2, "big")
+_DATA_KEYS = frozenset(k.to_bytes(2, "big") for k in (ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.SHARE_FETCH))
+"""Requests whose cost grows with the records they carry or ask for (the rest is control)."""
 _BEFORE_AUTHENTICATION = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE})
 """What a SASL connection may send before it has authenticated."""
 
@@ -71,6 +73,13 @@ class Dispatcher:
     def serves_sasl(self) -> bool:
         """Whether SaslHandshake and SaslAuthenticate have handlers (SASL listeners need both)."""
         return ApiKey.SASL_HANDSHAKE in self.handlers and ApiKey.SASL_AUTHENTICATE in self.handlers
+
+    @staticmethod
+    def carries_data(frame: bytes) -> bool:
+        """Whether ``frame`` is a Produce or Fetch request: the fair gate lets a connection's
+        control request (metadata, a heartbeat, a commit) go before data requests that arrived
+        as early in the round (:mod:`hmb.net.fairness`).  Read from the header's key alone."""
+        return frame[4:6] in _DATA_KEYS
 
     async def dispatch(self, frame: bytes, session: Session) -> Outcome:
         """The reply to ``frame``; raises :class:`CloseConnection` when the connection must end."""

@@ -185,7 +185,8 @@ class Connection(Flow):
                 frame = await self._wait_frame()
                 if frame is None:  # the client is done and everything is answered
                     return
-            while not gate.admit_now(self):
+            control = not self.dispatcher.carries_data(frame)
+            while not gate.admit_now(self, control):
                 if gate.alone(self):
                     # alone at the gate (one busy producer): one poll for I/O renews the
                     # turn; no queue, no gate task, and the answers keep coalescing
@@ -194,7 +195,7 @@ class Connection(Flow):
                 if pending:  # answers already made do not wait for this request's turn
                     await send_all(pending)
                     pending = bytearray()
-                await gate.wait_turn(self)
+                await gate.wait_turn(self, control)
                 break
             self.requests += 1
             self._dispatching = True

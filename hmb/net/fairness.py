@@ -27,8 +27,12 @@ Rules, by what a request finds when it arrives (``admit_now``, then ``alone``):
 =====================  ==================================  ================================
 its connection ...     admitted at once when               otherwise it waits in
 =====================  ==================================  ================================
-had none admitted      no sparse one waits and the         ``sparse``: first in line
-this round (*sparse*)  turn's sparse allowance lasts       at the next turn
+had none admitted      no sparse control request waits,    ``sparse_control``: first in
+this round (*sparse*)  and the turn's sparse allowance     line at the next turn
+and it is *control*    lasts
+had none admitted      no sparse one waits and the         ``sparse``: next in line
+this round, and it     turn's sparse allowance lasts       at the next turn
+is *data*
 had one admitted       nobody waits and the turn's         ``heavy_next``: the next
 this round (*heavy*)   allowance lasts (for a streaming    round's pass; with nobody
                        connection: down to                 waiting (*alone*), a checkpoint
@@ -48,16 +52,26 @@ number of requests a task then handled back to back).  When the streaming
 allowance is spent below zero, the gate's task admits nobody from the queue
 in that turn.
 
-And what a turn admits, in order: ``sparse`` (oldest first), then
-``heavy_now`` (this round's pass).  A turn that begins with both empty ends
-the round: ``heavy_next`` becomes the new pass.  Never in the middle of a
-turn: the connections it admitted from ``sparse`` run after it, and would
-find themselves sparse again in the new round, admitted at once a second
-time ahead of the rest of that turn's admissions.
+*Data* requests are Produce and Fetch, whose cost grows with their records;
+every other request is *control* (the dispatcher tells which from the
+header's key).  Why sparse control goes first: when a thousand producers
+start at once, every one of them is sparse, and a Metadata request or a
+heartbeat that arrived among them waited for all of them (70-130 ms, the
+loaded p99 of ``python -m bench scale``); now it waits for the turn under
+way.
+
+And what a turn admits, in order: ``sparse_control`` then ``sparse``
+(oldest first each), then ``heavy_now`` (this round's pass).  A turn that
+begins with all three empty ends the round: ``heavy_next`` becomes the new
+pass.  Never in the middle of a turn: the connections it admitted from the
+sparse queues run after it, and would find themselves sparse again in the
+new round, admitted at once a second time ahead of the rest of that turn's
+admissions.
 
 What follows from the rules:
 
-* A sparse connection overtakes every heavy one that waits.
+* A sparse connection overtakes every heavy one that waits, and a sparse
+  control request every sparse data request.
 * Nobody starves: a connection is sparse at most once per round, so a round
   admits at most one sparse request per connection before its pass is done.
 * A connection's requests keep their order: its one task handles them one
@@ -110,6 +124,7 @@ class FairGate:
         "_sleeper",
         "_sparse",
         "_sparse_allowance",
+        "_sparse_control",
         "_stream_floor",
         "_streaming",
         "_waiting",
@@ -123,6 +138,7 @@ class FairGate:
         self._allowance = self._per_turn  # admissions left in this turn
         self._sparse_allowance = self._per_turn  # sparse requests still admitted at once this turn
         self._sparse: deque[Flow] = deque()
+        self._sparse_control: deque[Flow] = deque()  # sparse, and not a data request
         self._heavy_now: deque[Flow] = deque()
         self._heavy_next: deque[Flow] = deque()
         self._waiting = 0
@@ -132,10 +148,12 @@ class FairGate:
     def waiting(self) -> int:
         return self._waiting
 
-    def admit_now(self, flow: Flow) -> bool:
-        """Whether ``flow``'s request may go on without waiting (the table's middle column)."""
+    def admit_now(self, flow: Flow, control: bool = False) -> bool:
+        """Whether ``flow``'s request may go on without waiting (the table's middle column).
+
+        ``control``: the request carries no data (not Produce or Fetch)."""
         if flow.fair_round != self._round:
-            if self._sparse_allowance > 0 and not self._sparse:
+            if self._sparse_allowance > 0 and not self._sparse_control and (control or not self._sparse):
                 self._sparse_allowance -= 1
                 flow.fair_round = self._round
                 if flow is not self._streaming:
@@ -162,9 +180,12 @@ class FairGate:
         self._streaming = flow
         return True
 
-    async def wait_turn(self, flow: Flow) -> None:
+    async def wait_turn(self, flow: Flow, control: bool = False) -> None:
         """Wait until a turn admits ``flow``'s request (the table's right column)."""
-        queue = self._sparse if flow.fair_round != self._round else self._heavy_next
+        if flow.fair_round == self._round:
+            queue = self._heavy_next
+        else:
+            queue = self._sparse_control if control else self._sparse
         queue.append(flow)
         self._waiting += 1
         self._streaming = None
@@ -182,6 +203,8 @@ class FairGate:
         await trio.lowlevel.wait_task_rescheduled(abort)
 
     def _next(self) -> Flow | None:
+        if self._sparse_control:
+            return self._sparse_control.popleft()
         if self._sparse:
             return self._sparse.popleft()
         if self._heavy_now:
@@ -198,8 +221,8 @@ class FairGate:
     def turn(self) -> int:
         """Admit waiting requests while this turn's allowance lasts; how many were admitted."""
         admitted = 0
-        if self._waiting and not self._sparse and not self._heavy_now:  # the round ends
-            self._round += 1
+        if self._waiting and not self._sparse_control and not self._sparse and not self._heavy_now:
+            self._round += 1  # the round ends
             self._heavy_now, self._heavy_next = self._heavy_next, self._heavy_now
         while self._allowance > 0:
             flow = self._next()

@@ -17,12 +17,12 @@ import trio
 from hmb.net.fairness import FairGate, Flow
 
 
-async def _pass(gate: FairGate, flow: Flow) -> None:
-    while not gate.admit_now(flow):
+async def _pass(gate: FairGate, flow: Flow, control: bool = False) -> None:
+    while not gate.admit_now(flow, control):
         if gate.alone(flow):  # alone at the gate: a checkpoint renews the turn
             await trio.lowlevel.checkpoint()
             continue
-        await gate.wait_turn(flow)
+        await gate.wait_turn(flow, control)
         break
 
 
@@ -242,5 +242,41 @@ def test_a_round_ends_between_turns_never_within_one() -> None:
             assert newcomer.fair_task is None and heavy.fair_task is not None
             assert gate.turn() == 1  # the next turn ends the round: the heavy one's pass
             assert gate.waiting == 0
+
+    trio.run(main)
+
+
+def test_a_sparse_control_request_overtakes_sparse_data_requests_queued_before_it() -> None:
+    """A thousand producers starting at once are all sparse (none was heard this round): a
+    Metadata request or a heartbeat arriving among them goes first, not after all of them."""
+    per_turn = 2
+    log: list[str] = []
+    arrived_at: list[int] = []
+
+    async def producer(gate: FairGate, name: str) -> None:
+        await _pass(gate, Flow())  # a data request (Produce) of a connection idle until now
+        log.append(name)
+        await trio.lowlevel.checkpoint()  # the request's work
+
+    async def control(gate: FairGate) -> None:
+        arrived_at.append(len(log))
+        await _pass(gate, Flow(), control=True)
+        log.append("control")
+
+    async def main() -> None:
+        gate = FairGate(per_turn)
+        async with _bounded_nursery() as nursery:
+            nursery.start_soon(gate.run)
+            for n in range(60):
+                nursery.start_soon(producer, gate, f"p{n}")
+            await _until(lambda: gate.waiting >= 40)
+            queued = gate.waiting
+            await control(gate)
+            await _until(lambda: len(log) == 61)
+            nursery.cancel_scope.cancel()
+        assert queued >= 40
+        # behind the turn under way at most; queued behind the producers, 40 would go first
+        assert log.index("control") - arrived_at[0] <= 2 * per_turn
+        assert sorted(log) == sorted(["control", *(f"p{n}" for n in range(60))])
 
     trio.run(main)

@@ -10,9 +10,11 @@ socket readable at once, the situation of a loaded broker.
 
 Without the fair gate one connection's task handled sixteen of its burst
 before the next task ran, and the probe waited for the tasks that happened
-to run before it: 640 appends in the runs that showed it.  With the gate, only each busy connection's
-first request (sparse too, since it had none admitted this round) and a
-turn or two go before it.
+to run before it: 640 appends in the runs that showed it.  With the gate,
+only a turn or two go before it: each busy connection's first request is
+sparse too (none admitted this round), but a data request (Produce), where
+the probe's is control (ListOffsets); before control went first, those 40
+went before it as well.
 """
 
 from __future__ import annotations
@@ -74,8 +76,9 @@ def test_a_sparse_client_is_answered_before_the_queued_bursts(broker: BrokerProc
             answer = kproto.decode_response(ApiKey.LIST_OFFSETS, 5, frame)
             assert answer.correlation_id == probe_id
             handled_before = answer.body.topics[0].partitions[0].offset - appended
-            # each busy connection's first request, and the turns already under way: not the bursts
-            assert handled_before <= BUSY + 2 * PER_TURN, (attempt, handled_before)
+            # the turns under way (the first admits 2 x PER_TURN at once and from the queue, the
+            # next the probe and 3 beside it): neither the bursts nor each one's first request
+            assert handled_before <= 4 * PER_TURN, (attempt, handled_before)  # < BUSY
             for c in busy:  # and every busy connection is answered, in its request order
                 got = []
                 for _ in range(BURST):
