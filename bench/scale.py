@@ -22,8 +22,8 @@ For each broker (hmb and Tansu, started here, the same run), and each size:
   against the same probe on the unloaded broker.  With two CPUs or more the
   broker runs on CPUs of its own and the load on the others
   (:class:`bench.scale_probe.Placement`; ``--no-pin`` to leave it to the
-  scheduler), and one Produce goes before any measuring, so a first use's
-  imports are not counted as load.
+  scheduler), and one Produce to each partition goes before any measuring,
+  so a first use's imports and log opening are not counted as load.
 
 Creation cost is also sampled per batch, so "cost of the last 500
 partitions / cost of the first 500" shows whether creating a partition gets
@@ -61,6 +61,7 @@ from kproto.records import Compression, RecordBatchBuilder
 
 PARTITIONS_PER_TOPIC = 10
 TOPICS_PER_REQUEST = 50
+CONN_TOPIC, CONN_PARTITIONS = "scale-conn", 10  # what the producing connections write to
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -322,7 +323,10 @@ def _produce_loop(socks: list[socket.socket], rounds: int) -> None:
                 "acks": 1,
                 "timeout_ms": 5000,
                 "topic_data": [
-                    {"name": "scale-conn", "partition_data": [{"index": i % 10, "records": records}]}
+                    {
+                        "name": CONN_TOPIC,
+                        "partition_data": [{"index": i % CONN_PARTITIONS, "records": records}],
+                    }
                 ],
             },
         )
@@ -390,9 +394,12 @@ def measure_connections(
     row.extra["placement"] = place.describe() if place else "unpinned"
     with broker(kind) as b, _placed(place, b.pid):
         _client_create_topic(b.bootstrap)
-        warm = _open_all(b.bootstrap, 1)  # the first Produce's one-time work (imports, the log) is
-        _produce_loop(warm, 1)  # not what a loaded broker's latency is about
-        warm[0].close()
+        # one Produce to each partition first: a first use's one-time work (a handler's imports,
+        # opening a partition's log) is not what a loaded broker's latency is about
+        warm = _open_all(b.bootstrap, CONN_PARTITIONS)
+        _produce_loop(warm, 1)
+        for s in warm:
+            s.close()
         unloaded = Probe(b.bootstrap, probe.paced, probe.interval_ms, place)
         time.sleep(probe.unloaded_s)  # the measurement itself: the probe alone against the broker
         quiet = unloaded.stop()
@@ -459,7 +466,7 @@ def _client_create_topic(bootstrap: str) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
-    for f in admin.create_topics([NewTopic("scale-conn", 10, 1)]).values():
+    for f in admin.create_topics([NewTopic(CONN_TOPIC, CONN_PARTITIONS, 1)]).values():
         f.result(60)
 
 
