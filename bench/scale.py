@@ -19,11 +19,14 @@ For each broker (hmb and Tansu, started here, the same run), and each size:
   bounded number of rounds each) while a probe in a process of its own
   (:mod:`bench.scale_probe`: paced connections like a heartbeat or an admin
   call, and one closed-loop connection) measures Metadata latency, p99
-  against the same probe on the unloaded broker.  With two CPUs or more the
-  broker runs on CPUs of its own and the load on the others
-  (:class:`bench.scale_probe.Placement`; ``--no-pin`` to leave it to the
-  scheduler), and one Produce to each partition goes before any measuring,
-  so a first use's imports and log opening are not counted as load.
+  against the same probe on the unloaded broker.  With two CPUs or more,
+  while latency is measured, the broker runs on CPUs of its own and the
+  load on the others (:class:`bench.scale_probe.Placement`; ``--no-pin`` to
+  leave it to the scheduler); the CPU and memory figures are taken with
+  every CPU free to the broker, as a user runs it (pinned to one core,
+  Tansu's workers spent 40-65 % less CPU per connection opened and
+  produced).  One Produce to each partition goes before any measuring, so
+  a first use's imports and log opening are not counted as load.
 
 Creation cost is also sampled per batch, so "cost of the last 500
 partitions / cost of the first 500" shows whether creating a partition gets
@@ -52,7 +55,7 @@ from pathlib import Path
 
 import kproto
 from bench.hmb_process import ROOT, BrokerProcess
-from bench.scale_probe import Placement, Probe, p99_ms, percentile_ms
+from bench.scale_probe import Placement, Probe, p99_ms, percentile_ms, pin_threads
 from bench.scale_report import ConnectionRow, PartitionRow, plot, render
 from bench.studies import machine_info
 from bench.tansu import TansuProcess
@@ -391,8 +394,8 @@ def measure_connections(
 ) -> ConnectionRow:
     row = ConnectionRow(kind, count, producing=min(producing, count))
     place = probe.placement
-    row.extra["placement"] = place.describe() if place else "unpinned"
-    with broker(kind) as b, _placed(place, b.pid):
+    row.extra["placement"] = f"{place.describe()}, while latency is measured" if place else "unpinned"
+    with broker(kind) as b:
         _client_create_topic(b.bootstrap)
         # one Produce to each partition first: a first use's one-time work (a handler's imports,
         # opening a partition's log) is not what a loaded broker's latency is about
@@ -400,9 +403,10 @@ def measure_connections(
         _produce_loop(warm, 1)
         for s in warm:
             s.close()
-        unloaded = Probe(b.bootstrap, probe.paced, probe.interval_ms, place)
-        time.sleep(probe.unloaded_s)  # the measurement itself: the probe alone against the broker
-        quiet = unloaded.stop()
+        with _placed(place, b.pid):  # latency is measured placed, CPU and memory as a user runs it
+            unloaded = Probe(b.bootstrap, probe.paced, probe.interval_ms, place)
+            time.sleep(probe.unloaded_s)  # the measurement itself: the probe alone against the broker
+            quiet = unloaded.stop()
         row.p99_unloaded_ms = p99_ms(quiet["paced"])
         row.p50_unloaded_ms = percentile_ms(quiet["paced"], 0.5)
         row.closed_p99_unloaded_ms = p99_ms(quiet["closed"])
@@ -426,14 +430,15 @@ def measure_connections(
             cpu2 = cpu_seconds(b.pid)
             row.idle_cpu_us_per_conn_s = (cpu2 - cpu1) * 1e6 / count / idle_s
             row.rss_kb_per_conn = (rss_bytes(b.pid) - rss0) / 1024 / count
-            loaded = Probe(b.bootstrap, probe.paced, probe.interval_ms, place)
-            cpu3, wait3 = cpu_seconds(b.pid), run_queue_wait_s(b.pid)
-            t0 = time.monotonic()
-            _produce_loop(socks[: row.producing], rounds)
-            row.produce_cpu_s = cpu_seconds(b.pid) - cpu3
-            row.produce_runq_wait_s = run_queue_wait_s(b.pid) - wait3
-            row.extra["produce_wall_s"] = time.monotonic() - t0
-            busy = loaded.stop()
+            with _placed(place, b.pid):
+                loaded = Probe(b.bootstrap, probe.paced, probe.interval_ms, place)
+                cpu3, wait3 = cpu_seconds(b.pid), run_queue_wait_s(b.pid)
+                t0 = time.monotonic()
+                _produce_loop(socks[: row.producing], rounds)
+                row.produce_cpu_s = cpu_seconds(b.pid) - cpu3
+                row.produce_runq_wait_s = run_queue_wait_s(b.pid) - wait3
+                row.extra["produce_wall_s"] = time.monotonic() - t0
+                busy = loaded.stop()
             row.p99_loaded_ms = p99_ms(busy["paced"])
             row.p50_loaded_ms = percentile_ms(busy["paced"], 0.5)
             row.closed_p99_loaded_ms = p99_ms(busy["closed"])
@@ -453,13 +458,14 @@ def _placed(place: Placement | None, broker_pid: int) -> Iterator[None]:
     if place is None:
         yield
         return
-    before = os.sched_getaffinity(0)
+    before = frozenset(os.sched_getaffinity(0))
     place.pin_broker(broker_pid)
     os.sched_setaffinity(0, place.load)
     try:
         yield
     finally:
         os.sched_setaffinity(0, before)
+        pin_threads(broker_pid, before)  # every CPU again: what a user's broker has
 
 
 def _client_create_topic(bootstrap: str) -> None:
