@@ -76,7 +76,7 @@ class Dispatcher:
 
     @staticmethod
     def carries_data(frame: bytes) -> bool:
-        """Whether ``frame`` is a Produce or Fetch request: the fair gate lets a connection's
+        """Whether ``frame`` is a Produce or (Share)Fetch request: the fair gate lets a connection's
         control request (metadata, a heartbeat, a commit) go before data requests that arrived
         as early in the round (:mod:`hmb.net.fairness`).  Read from the header's key alone."""
         return frame[4:6] in _DATA_KEYS

@@ -13,10 +13,10 @@ business.  Rules of this module:
   never the map).
 * The map is advised ``MADV_RANDOM``: the first touch of a fresh index is a
   fault on a hole, and the kernel's readahead for it zeroed a large run of
-  pages, 2-3 ms of the event loop for the first entry of every new index
-  (two per segment: a 45-95 ms stall when a thousand producers reached
-  their first entries together).  Entries are written a page at a time, so
-  readahead never helped; without it the fault costs ~10 µs.
+  pages, 2-6 ms of the event loop for the first entry of every new index,
+  two per segment, back to back when many partitions reach their first
+  entries together.  Entries are written a page at a time, so readahead
+  never helped; without it the fault costs ~10 µs.
 * A mapped page with no disk block behind it kills the process with SIGBUS
   when the disk is full, instead of raising: :meth:`MappedIndexFile.reserve`
   allocates blocks ahead of the next entry (in ``RESERVE_STEP`` steps), so a
