@@ -52,7 +52,7 @@ number of requests a task then handled back to back).  When the streaming
 allowance is spent below zero, the gate's task admits nobody from the queue
 in that turn.
 
-*Data* requests are Produce and Fetch, whose cost grows with their records;
+*Data* requests are Produce and (Share)Fetch, whose cost grows with records;
 every other request is *control* (the dispatcher tells which from the
 header's key).  Why sparse control goes first: when a thousand producers
 start at once, every one of them is sparse, and a Metadata request or a
@@ -151,7 +151,7 @@ class FairGate:
     def admit_now(self, flow: Flow, control: bool = False) -> bool:
         """Whether ``flow``'s request may go on without waiting (the table's middle column).
 
-        ``control``: the request carries no data (not Produce or Fetch)."""
+        ``control``: the request carries no data (not Produce or (Share)Fetch)."""
         if flow.fair_round != self._round:
             if self._sparse_allowance > 0 and not self._sparse_control and (control or not self._sparse):
                 self._sparse_allowance -= 1
