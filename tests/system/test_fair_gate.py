@@ -11,9 +11,9 @@ socket readable at once, the situation of a loaded broker.
 Without the fair gate one connection's task handled sixteen of its burst
 before the next task ran, and the probe waited for the tasks that happened
 to run before it: 640 appends in the runs that showed it.  With the gate,
-only a turn or two go before it: each busy connection's first request is
+only a few turns go before it: each busy connection's first request is
 sparse too (none admitted this round), but a data request (Produce), where
-the probe's is control (ListOffsets); before control went first, those 40
+the probe's is control (ListOffsets); before control went first, those 80
 went before it as well.
 """
 
@@ -29,14 +29,13 @@ from support.wire import WireClient, metadata, produce_body, produce_value
 
 import kproto
 from bench.hmb_process import BrokerProcess
-from hmb.net.fairness import PER_TURN
 from kproto import ApiKey
 from kproto.records import RecordBatchBuilder
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs SIGSTOP")
 
-BUSY = 40  # connections, each with a burst in flight
-BURST = 50  # Produce requests per busy connection
+BUSY = 80  # connections, each with a burst in flight
+BURST = 25  # Produce requests per busy connection
 TOPIC = "fair"
 
 
@@ -76,9 +75,9 @@ def test_a_sparse_client_is_answered_before_the_queued_bursts(broker: BrokerProc
             answer = kproto.decode_response(ApiKey.LIST_OFFSETS, 5, frame)
             assert answer.correlation_id == probe_id
             handled_before = answer.body.topics[0].partitions[0].offset - appended
-            # the turns under way (the first admits 2 x PER_TURN at once and from the queue, the
-            # next the probe and 3 beside it): neither the bursts nor each one's first request
-            assert handled_before <= 4 * PER_TURN, (attempt, handled_before)  # < BUSY
+            # the turns under way (each admits 2 x PER_TURN; 0-17 seen, a loaded CI the most):
+            # neither the bursts nor every busy connection's first request (BUSY + 4 without the rule)
+            assert handled_before <= BUSY // 2, (attempt, handled_before)
             for c in busy:  # and every busy connection is answered, in its request order
                 got = []
                 for _ in range(BURST):
