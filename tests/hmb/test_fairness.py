@@ -9,7 +9,7 @@ them in.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import trio
@@ -46,41 +46,51 @@ async def _until(condition, limit: int = 10_000) -> None:  # type: ignore[no-unt
     raise AssertionError("condition never held")
 
 
-def test_a_sparse_connection_overtakes_the_queued_heavy_ones() -> None:
-    per_turn = 2
-    log: list[str] = []
-    arrived_at: list[int] = []
+def _latecomer_among(
+    per_turn: int, connections: int, requests: int, busy: Callable[[FairGate, int], bool], control: bool
+) -> tuple[int, int, list[str]]:
+    """``connections`` connections pass the gate ``requests`` times each, all starting at once;
+    once ``busy(gate, admitted so far)`` holds, a connection new at the gate sends one request.
 
-    async def heavy(gate: FairGate, name: str, requests: int) -> None:
+    Returns how many requests waited when it came, how many were admitted between its arrival
+    and its own admission, and the order of every admission."""
+    log: list[str] = []
+    seen: list[int] = []
+
+    async def connection(gate: FairGate, name: str) -> None:
         flow = Flow()
         for i in range(requests):
             await _pass(gate, flow)
             log.append(f"{name}/{i}")
             await trio.lowlevel.checkpoint()  # the request's work
 
-    async def sparse(gate: FairGate) -> None:
-        arrived_at.append(len(log))
-        await _pass(gate, Flow())
-        log.append("sparse")
-
     async def main() -> None:
         gate = FairGate(per_turn)
         async with _bounded_nursery() as nursery:
             nursery.start_soon(gate.run)
-            for n in range(30):
-                nursery.start_soon(heavy, gate, f"h{n}", 20)
-            await _until(lambda: gate.waiting >= 25 and len(log) >= 60)  # a busy broker: heavy ones queue
-            queued = gate.waiting
-            await sparse(gate)
-            await _until(lambda: len(log) == 601)
+            for n in range(connections):
+                nursery.start_soon(connection, gate, f"c{n}")
+            await _until(lambda: busy(gate, len(log)))
+            seen[:] = [gate.waiting, len(log)]
+            await _pass(gate, Flow(), control)
+            log.append("latecomer")
+            await _until(lambda: len(log) == connections * requests + 1)
             nursery.cancel_scope.cancel()
-        admitted_before = log.index("sparse") - arrived_at[0]
-        assert queued >= 25
-        # at most the turns already under way (and the few that turned sparse at a round's end)
-        assert admitted_before <= 3 * per_turn
-        assert admitted_before < queued - 15  # so most queued heavy requests went after it
 
     trio.run(main)
+    queued, arrived = seen
+    return queued, log.index("latecomer") - arrived, log
+
+
+def test_a_sparse_connection_overtakes_the_queued_heavy_ones() -> None:
+    per_turn = 2
+    queued, admitted_before, _ = _latecomer_among(
+        per_turn, 30, 20, lambda gate, admitted: gate.waiting >= 25 and admitted >= 60, control=False
+    )  # a busy broker: heavy ones queue
+    assert queued >= 25
+    # at most the turns already under way (and the few that turned sparse at a round's end)
+    assert admitted_before <= 3 * per_turn
+    assert admitted_before < queued - 15  # so most queued heavy requests went after it
 
 
 def test_no_connection_starves_behind_a_stream_of_new_ones() -> None:
@@ -250,33 +260,10 @@ def test_a_sparse_control_request_overtakes_sparse_data_requests_queued_before_i
     """A thousand producers starting at once are all sparse (none was heard this round): a
     Metadata request or a heartbeat arriving among them goes first, not after all of them."""
     per_turn = 2
-    log: list[str] = []
-    arrived_at: list[int] = []
-
-    async def producer(gate: FairGate, name: str) -> None:
-        await _pass(gate, Flow())  # a data request (Produce) of a connection idle until now
-        log.append(name)
-        await trio.lowlevel.checkpoint()  # the request's work
-
-    async def control(gate: FairGate) -> None:
-        arrived_at.append(len(log))
-        await _pass(gate, Flow(), control=True)
-        log.append("control")
-
-    async def main() -> None:
-        gate = FairGate(per_turn)
-        async with _bounded_nursery() as nursery:
-            nursery.start_soon(gate.run)
-            for n in range(60):
-                nursery.start_soon(producer, gate, f"p{n}")
-            await _until(lambda: gate.waiting >= 40)
-            queued = gate.waiting
-            await control(gate)
-            await _until(lambda: len(log) == 61)
-            nursery.cancel_scope.cancel()
-        assert queued >= 40
-        # behind the turn under way at most; queued behind the producers, 40 would go first
-        assert log.index("control") - arrived_at[0] <= 2 * per_turn
-        assert sorted(log) == sorted(["control", *(f"p{n}" for n in range(60))])
-
-    trio.run(main)
+    queued, admitted_before, log = _latecomer_among(
+        per_turn, 60, 1, lambda gate, _: gate.waiting >= 40, control=True
+    )  # one data request (Produce) each, of connections idle until now
+    assert queued >= 40
+    # behind the turn under way at most; queued behind the producers, 40 would go first
+    assert admitted_before <= 2 * per_turn
+    assert sorted(log) == sorted(["latecomer", *(f"c{n}/0" for n in range(60))])
