@@ -49,13 +49,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import kproto
 from bench.hmb_process import ROOT, BrokerProcess
-from bench.scale_probe import Placement, Probe, p99_ms, percentile_ms, pin_threads
+from bench.scale_probe import Placement, Probe, p99_ms, percentile_ms
 from bench.scale_report import ConnectionRow, PartitionRow, plot, render
 from bench.studies import machine_info
 from bench.tansu import TansuProcess
@@ -403,7 +403,8 @@ def measure_connections(
         _produce_loop(warm, 1)
         for s in warm:
             s.close()
-        with _placed(place, b.pid):  # latency is measured placed, CPU and memory as a user runs it
+        # latency is measured placed, CPU and memory as a user runs it
+        with place.around(b.pid) if place else nullcontext():
             unloaded = Probe(b.bootstrap, probe.paced, probe.interval_ms, place)
             time.sleep(probe.unloaded_s)  # the measurement itself: the probe alone against the broker
             quiet = unloaded.stop()
@@ -430,7 +431,7 @@ def measure_connections(
             cpu2 = cpu_seconds(b.pid)
             row.idle_cpu_us_per_conn_s = (cpu2 - cpu1) * 1e6 / count / idle_s
             row.rss_kb_per_conn = (rss_bytes(b.pid) - rss0) / 1024 / count
-            with _placed(place, b.pid):
+            with place.around(b.pid) if place else nullcontext():
                 loaded = Probe(b.bootstrap, probe.paced, probe.interval_ms, place)
                 cpu3, wait3 = cpu_seconds(b.pid), run_queue_wait_s(b.pid)
                 t0 = time.monotonic()
@@ -450,22 +451,6 @@ def measure_connections(
             for s in socks:
                 s.close()
     return row
-
-
-@contextmanager
-def _placed(place: Placement | None, broker_pid: int) -> Iterator[None]:
-    """The broker on its CPUs and this process (the load generator) on the others, for the block."""
-    if place is None:
-        yield
-        return
-    before = frozenset(os.sched_getaffinity(0))
-    place.pin_broker(broker_pid)
-    os.sched_setaffinity(0, place.load)
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, before)
-        pin_threads(broker_pid, before)  # every CPU again: what a user's broker has
 
 
 def _client_create_topic(bootstrap: str) -> None:

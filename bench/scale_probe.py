@@ -36,6 +36,8 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,6 +159,19 @@ class Placement:
     def pin_broker(self, pid: int) -> None:
         """Every thread of ``pid`` onto the broker's CPUs (threads made later inherit it)."""
         pin_threads(pid, self.broker)
+
+    @contextmanager
+    def around(self, broker_pid: int) -> Iterator[None]:
+        """The broker on its CPUs and this process (the load generator) on the others, for the
+        block; then every CPU again, for both."""
+        before = frozenset(os.sched_getaffinity(0))
+        self.pin_broker(broker_pid)
+        os.sched_setaffinity(0, self.load)
+        try:
+            yield
+        finally:
+            os.sched_setaffinity(0, before)
+            pin_threads(broker_pid, before)  # what a user's broker has
 
     def enter_probe(self) -> None:
         """In the probe's child process, before it runs: the load's CPUs, real-time if allowed."""

@@ -6,8 +6,10 @@ sockets; these need only the rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -57,98 +59,78 @@ def _fmt(v: float | None, spec: str = ".2f") -> str:
     return "—" if v is None else format(v, spec)
 
 
-def _partition_lines(parts: list[PartitionRow]) -> list[str]:
-    lines = ["| partitions | work | hmb | Tansu | hmb/Tansu |", "|---:|---|---:|---:|---:|"]
-    by = {(r.kind, r.partitions): r for r in parts}
-    for n in sorted({r.partitions for r in parts}):
+Cell = tuple[str, float | None, float | None]  # a table line: what, hmb's figure, Tansu's
+
+
+def _same(h: object, t: object | None, label: str, attr: str) -> Cell:
+    """A line whose figure is the same attribute of both brokers' rows."""
+    return label, getattr(h, attr), getattr(t, attr) if t is not None else None
+
+
+def _partition_cells(n: int, h: PartitionRow, t: PartitionRow | None) -> list[Cell]:
+    return [
+        _same(h, t, "create, s", "create_s"),
+        _same(h, t, "create, broker CPU s", "create_cpu_s"),
+        _same(h, t, "create: last 500 / first 500, per partition", "last_over_first"),
+        _same(h, t, "one record to each partition, s", "produce_s"),
+        _same(h, t, "one record from each partition, s", "consume_s"),
+        _same(h, t, "records read back (of one per partition)", "consumed"),
+        _same(h, t, "RSS, MB", "rss_mb"),
+        (
+            "RSS per partition, KB",
+            (h.rss_mb - h.rss_idle_mb) * 1000 / n,
+            (t.rss_mb - t.rss_idle_mb) * 1000 / n if t else None,
+        ),
+        ("disk while running (allocated blocks), MB", h.disk_running_mb, None),
+        ("disk after a clean stop, MB", h.disk_mb, None),
+        ("restart to first Metadata, s", h.restart_s, None),
+        ("start of an empty data dir, s", h.empty_start_s, None),
+        ("restart / empty start", (h.restart_s or 0) / (h.empty_start_s or 1), None),
+    ]
+
+
+_CONNECTION_CELLS = (
+    ("broker CPU per connection opened, ms", "open_cpu_ms_per_conn"),
+    ("broker CPU per idle connection, µs/s", "idle_cpu_us_per_conn_s"),
+    ("RSS per connection, KB", "rss_kb_per_conn"),
+    ("{producing} producing: broker CPU s", "produce_cpu_s"),
+    ("{producing} producing: broker waiting for a CPU, s", "produce_runq_wait_s"),
+    ("paced probes: p50 unloaded, ms", "p50_unloaded_ms"),
+    ("paced probes: p50 with {producing} producing, ms", "p50_loaded_ms"),
+    ("paced probes: p99 unloaded, ms", "p99_unloaded_ms"),
+    ("paced probes: p99 with {producing} producing, ms", "p99_loaded_ms"),
+    ("closed-loop probe: p99 unloaded, ms", "closed_p99_unloaded_ms"),
+    ("closed-loop probe: p99 with {producing} producing, ms", "closed_p99_loaded_ms"),
+)
+"""The connections table: a label (``{producing}``: how many produced) and the rows' attribute."""
+
+
+def _connection_cells(n: int, h: ConnectionRow, t: ConnectionRow | None) -> list[Cell]:
+    producing = f"{h.producing:,}"
+    return [_same(h, t, label.format(producing=producing), attr) for label, attr in _CONNECTION_CELLS]
+
+
+def _table(size: str, rows: list[Any], cells: Callable[[int, Any, Any], list[Cell]]) -> list[str]:
+    """hmb beside Tansu for every size measured, ``size`` being the rows' attribute that holds it."""
+    lines = [f"| {size} | work | hmb | Tansu | hmb/Tansu |", "|---:|---|---:|---:|---:|"]
+    by = {(r.kind, getattr(r, size)): r for r in rows}
+    for n in sorted({getattr(r, size) for r in rows}):
         h, t = by.get(("hmb", n)), by.get(("tansu", n))
         if h is None:
             continue
-        rows: list[tuple[str, float | None, float | None]] = [
-            ("create, s", h.create_s, t.create_s if t else None),
-            ("create, broker CPU s", h.create_cpu_s, t.create_cpu_s if t else None),
-            (
-                "create: last 500 / first 500, per partition",
-                h.last_over_first,
-                t.last_over_first if t else None,
-            ),
-            ("one record to each partition, s", h.produce_s, t.produce_s if t else None),
-            ("one record from each partition, s", h.consume_s, t.consume_s if t else None),
-            ("records read back (of one per partition)", h.consumed, t.consumed if t else None),
-            ("RSS, MB", h.rss_mb, t.rss_mb if t else None),
-            (
-                "RSS per partition, KB",
-                (h.rss_mb - h.rss_idle_mb) * 1000 / n,
-                (t.rss_mb - t.rss_idle_mb) * 1000 / n if t else None,
-            ),
-            ("disk while running (allocated blocks), MB", h.disk_running_mb, None),
-            ("disk after a clean stop, MB", h.disk_mb, None),
-            ("restart to first Metadata, s", h.restart_s, None),
-            ("start of an empty data dir, s", h.empty_start_s, None),
-            ("restart / empty start", (h.restart_s or 0) / (h.empty_start_s or 1), None),
+        lines += [
+            f"| {n:,} | {name} | {_fmt(hv)} | {_fmt(tv)} | {_ratio(hv, tv)} |"
+            for name, hv, tv in cells(n, h, t)
         ]
-        lines += [f"| {n:,} | {name} | {_fmt(hv)} | {_fmt(tv)} | {_ratio(hv, tv)} |" for name, hv, tv in rows]
-    return lines
-
-
-def _connection_lines(conns: list[ConnectionRow]) -> list[str]:
-    lines = ["| connections | work | hmb | Tansu | hmb/Tansu |", "|---:|---|---:|---:|---:|"]
-    by = {(r.kind, r.connections): r for r in conns}
-    for n in sorted({r.connections for r in conns}):
-        h, t = by.get(("hmb", n)), by.get(("tansu", n))
-        if h is None:
-            continue
-        rows: list[tuple[str, float | None, float | None]] = [
-            (
-                "broker CPU per connection opened, ms",
-                h.open_cpu_ms_per_conn,
-                t.open_cpu_ms_per_conn if t else None,
-            ),
-            (
-                "broker CPU per idle connection, µs/s",
-                h.idle_cpu_us_per_conn_s,
-                t.idle_cpu_us_per_conn_s if t else None,
-            ),
-            ("RSS per connection, KB", h.rss_kb_per_conn, t.rss_kb_per_conn if t else None),
-            (f"{h.producing:,} producing: broker CPU s", h.produce_cpu_s, t.produce_cpu_s if t else None),
-            (
-                f"{h.producing:,} producing: broker waiting for a CPU, s",
-                h.produce_runq_wait_s,
-                t.produce_runq_wait_s if t else None,
-            ),
-            ("paced probes: p50 unloaded, ms", h.p50_unloaded_ms, t.p50_unloaded_ms if t else None),
-            (
-                f"paced probes: p50 with {h.producing:,} producing, ms",
-                h.p50_loaded_ms,
-                t.p50_loaded_ms if t else None,
-            ),
-            ("paced probes: p99 unloaded, ms", h.p99_unloaded_ms, t.p99_unloaded_ms if t else None),
-            (
-                f"paced probes: p99 with {h.producing:,} producing, ms",
-                h.p99_loaded_ms,
-                t.p99_loaded_ms if t else None,
-            ),
-            (
-                "closed-loop probe: p99 unloaded, ms",
-                h.closed_p99_unloaded_ms,
-                t.closed_p99_unloaded_ms if t else None,
-            ),
-            (
-                f"closed-loop probe: p99 with {h.producing:,} producing, ms",
-                h.closed_p99_loaded_ms,
-                t.closed_p99_loaded_ms if t else None,
-            ),
-        ]
-        lines += [f"| {n:,} | {name} | {_fmt(hv)} | {_fmt(tv)} | {_ratio(hv, tv)} |" for name, hv, tv in rows]
     return lines
 
 
 def render(parts: list[PartitionRow], conns: list[ConnectionRow], header: str) -> str:
     lines = [header]
     if parts:
-        lines += ["", "## Partitions", "", *_partition_lines(parts)]
+        lines += ["", "## Partitions", "", *_table("partitions", parts, _partition_cells)]
     if conns:
-        lines += ["", "## Connections", "", *_connection_lines(conns)]
+        lines += ["", "## Connections", "", *_table("connections", conns, _connection_cells)]
     return "\n".join(lines) + "\n"
 
 

@@ -169,6 +169,7 @@ class Connection(Flow):
         pending = bytearray()  # small responses waiting to leave together
         send_all = self.transport.send_all
         gate = self.gate
+        carries_data = self.dispatcher.carries_data
         while True:
             try:
                 frame = self._read_frame()
@@ -185,7 +186,7 @@ class Connection(Flow):
                 frame = await self._wait_frame()
                 if frame is None:  # the client is done and everything is answered
                     return
-            control = not self.dispatcher.carries_data(frame)
+            control = not carries_data(frame)
             while not gate.admit_now(self, control):
                 if gate.alone(self):
                     # alone at the gate (one busy producer): one poll for I/O renews the
