@@ -49,6 +49,10 @@ def test_one_controller_and_failover_with_a_bumped_epoch(cluster: Cluster) -> No
     successor = cluster.wait(new_controller, timeout=30, what="a new controller")
     took = time.monotonic() - killed_at
     assert successor in cluster.brokers and successor != first
+    # the successor creates /controller, then bumps the epoch: wait for that second write
+    cluster.wait(
+        lambda: int(cluster.zk.get("/controller_epoch")[0]) > epoch, timeout=10, what="the bumped epoch"
+    )
     assert int(cluster.zk.get("/controller_epoch")[0]) == epoch + 1
     assert sorted(cluster.zk.get_children("/brokers/ids")) == sorted(
         str(i) for i in cluster.brokers if i != first
