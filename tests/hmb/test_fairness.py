@@ -267,3 +267,26 @@ def test_a_sparse_control_request_overtakes_sparse_data_requests_queued_before_i
     # behind the turn under way at most; queued behind the producers, 40 would go first
     assert admitted_before <= 2 * per_turn
     assert sorted(log) == sorted(["latecomer", *(f"c{n}/0" for n in range(60))])
+
+
+def test_in_a_crowd_a_turn_admits_one_request() -> None:
+    """From ``crowd`` waiting connections on, a turn starts one request (and one sparse at once),
+    so that the batch a newcomer waits for is one request long; below it, ``per_turn``."""
+
+    async def main() -> None:
+        gate = FairGate(per_turn=4, crowd=8)
+        async with _bounded_nursery() as nursery:
+            for _ in range(12):
+                nursery.start_soon(gate.wait_turn, Flow())
+            await _until(lambda: gate.waiting == 12)
+            gate.new_turn()
+            assert gate.admit_now(Flow(), control=True)  # a newcomer still goes at once...
+            assert not gate.admit_now(Flow(), control=True)  # ...but only one per turn
+            admitted = [gate.turn()]
+            while gate.waiting:
+                gate.new_turn()
+                admitted.append(gate.turn())
+        # 12 waiting, then 11..8: one a turn; from 7 the turn's allowance is four again
+        assert admitted == [1, 1, 1, 1, 1, 4, 3]
+
+    trio.run(main)
