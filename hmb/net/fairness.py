@@ -109,8 +109,9 @@ Why one: a newcomer waits for the rest of the batch under way and then for
 its place in the next, so its latency is about two batches.  With a thousand
 producers, ``PER_TURN`` made a batch ~0.4 ms (nine steps: four Produce, the
 reads beside them, the gate) and a Metadata probe's p99 2.2-2.7x its unloaded
-figure; one request a turn made the batch ~0.1 ms and the p99 1.4-1.8x, for
-~7 % more broker CPU (a poll per request).  Why only in a crowd: a few
+figure; one request a turn made the batch ~0.1 ms and the p99 1.3-1.9x, for
+~12 µs more broker CPU per request (a poll each; 4.4-5.1 s for the bench's
+50,000 Produce requests against 3.9-4.5 s).  Why only in a crowd: a few
 pipelining producers lose more to a poll per request (four librdkafka
 producers: 35 % more CPU per record), and none of them waits long anyway.
 """
