@@ -248,6 +248,9 @@ def measure_partitions(kind: str, partitions: int, consume_limit_s: float) -> Pa
     row = PartitionRow(kind, partitions)
     topics = partitions // PARTITIONS_PER_TOPIC
     with broker(kind) as b:
+        # what a started broker loads in the background (hmb: numpy, ~15 MB, from a worker
+        # thread once it listens) is its fixed cost, not the first partitions'
+        _settle(b.pid)
         row.rss_idle_mb = rss_bytes(b.pid) / 1e6
         cpu0 = cpu_seconds(b.pid)
         created = _client("create", b.bootstrap, topics)
