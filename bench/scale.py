@@ -204,6 +204,22 @@ elif mode == "produce":
         p.poll(0)
     left = p.flush(900)
     out = {"seconds": time.monotonic() - t0, "unsent": left, "errors": len(errors)}
+elif mode == "warm":  # every kind of request the others send, once, on a topic of its own
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    for f in admin.create_topics([NewTopic("scale-warm", 1, 1)]).values():
+        f.result(60)
+    p = ck.Producer({"bootstrap.servers": bootstrap, "log_level": 3})
+    p.produce("scale-warm", b"x", partition=0)
+    assert p.flush(60) == 0
+    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "scale", "enable.auto.commit": False,
+                     "log_level": 3, "fetch.wait.max.ms": 100})
+    c.assign([ck.TopicPartition("scale-warm", 0, 0)])
+    deadline = time.monotonic() + 60
+    got = 0
+    while not got and time.monotonic() < deadline:
+        got = sum(m.error() is None for m in c.consume(10, 0.05))
+    c.close()
+    out = {"read": got}
 else:
     c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "scale", "enable.auto.commit": False,
                      "log_level": 3, "fetch.wait.max.ms": 100})
@@ -248,8 +264,11 @@ def measure_partitions(kind: str, partitions: int, consume_limit_s: float) -> Pa
     row = PartitionRow(kind, partitions)
     topics = partitions // PARTITIONS_PER_TOPIC
     with broker(kind) as b:
-        # what a started broker loads in the background (hmb: numpy, ~15 MB, from a worker
-        # thread once it listens) is its fixed cost, not the first partitions'
+        # what a broker loads once, is its fixed cost, not the first partitions': what it loads
+        # in the background once it listens (hmb: numpy, ~15 MB), and the modules of the
+        # requests measured (hmb imports a handler when its key is first spoken, ~5 MB)
+        if not _client("warm", b.bootstrap, 0)["read"]:
+            raise RuntimeError(f"{kind}: the warm-up record was not read back")
         _settle(b.pid)
         row.rss_idle_mb = rss_bytes(b.pid) / 1e6
         cpu0 = cpu_seconds(b.pid)
