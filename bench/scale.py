@@ -177,6 +177,24 @@ mode, bootstrap = sys.argv[1], sys.argv[2]
 topics, per_topic, per_request = map(int, sys.argv[3:6])
 names = [f"scale-{i:05d}" for i in range(topics)]
 out = {}
+
+
+def read_back(parts, limit_s):  # seconds and records of one consumer reading parts from 0
+    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "scale", "enable.auto.commit": False,
+                     "log_level": 3, "fetch.wait.max.ms": 100})
+    t0 = time.monotonic()
+    c.assign(parts)
+    got = 0
+    deadline = t0 + limit_s
+    while got < len(parts) and time.monotonic() < deadline:
+        for m in c.consume(10000, 0.05):
+            if m.error() is None:
+                got += 1
+    seconds = time.monotonic() - t0
+    c.close()
+    return seconds, got
+
+
 if mode == "create":
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
     admin.list_topics(timeout=60)  # connected before the clock starts
@@ -211,29 +229,11 @@ elif mode == "warm":  # every kind of request the others send, once, on a topic 
     p = ck.Producer({"bootstrap.servers": bootstrap, "log_level": 3})
     p.produce("scale-warm", b"x", partition=0)
     assert p.flush(60) == 0
-    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "scale", "enable.auto.commit": False,
-                     "log_level": 3, "fetch.wait.max.ms": 100})
-    c.assign([ck.TopicPartition("scale-warm", 0, 0)])
-    deadline = time.monotonic() + 60
-    got = 0
-    while not got and time.monotonic() < deadline:
-        got = sum(m.error() is None for m in c.consume(10, 0.05))
-    c.close()
-    out = {"read": got}
+    out = {"read": read_back([ck.TopicPartition("scale-warm", 0, 0)], 60)[1]}
 else:
-    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "scale", "enable.auto.commit": False,
-                     "log_level": 3, "fetch.wait.max.ms": 100})
     parts = [ck.TopicPartition(n, part, 0) for n in names for part in range(per_topic)]
-    t0 = time.monotonic()
-    c.assign(parts)
-    got = 0
-    deadline = t0 + float(sys.argv[6])
-    while got < len(parts) and time.monotonic() < deadline:
-        for m in c.consume(10000, 0.05):
-            if m.error() is None:
-                got += 1
-    out = {"seconds": time.monotonic() - t0, "read": got}
-    c.close()
+    seconds, got = read_back(parts, float(sys.argv[6]))
+    out = {"seconds": seconds, "read": got}
 print(json.dumps(out))
 """
 
@@ -264,8 +264,8 @@ def measure_partitions(kind: str, partitions: int, consume_limit_s: float) -> Pa
     row = PartitionRow(kind, partitions)
     topics = partitions // PARTITIONS_PER_TOPIC
     with broker(kind) as b:
-        # what a broker loads once, is its fixed cost, not the first partitions': what it loads
-        # in the background once it listens (hmb: numpy, ~15 MB), and the modules of the
+        # memory a broker takes on once is a fixed cost, not the first partitions': what it
+        # loads in the background once it listens (hmb: numpy, ~15 MB) and the modules of the
         # requests measured (hmb imports a handler when its key is first spoken, ~5 MB)
         if not _client("warm", b.bootstrap, 0)["read"]:
             raise RuntimeError(f"{kind}: the warm-up record was not read back")
