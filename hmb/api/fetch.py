@@ -95,7 +95,7 @@ Partitions = list[PartitionData[FileRegion]]
 
 
 async def wait_any(events: list[trio.Event], deadline: float) -> None:
-    """Return when any of ``events`` is set or at ``deadline``."""
+    """Return when any of ``events`` is set or at ``deadline`` (a task per event: a few only)."""
     if any(ev.is_set() for ev in events):
         return
     with trio.move_on_at(deadline):
@@ -307,11 +307,18 @@ async def handle(ctx: RequestContext) -> Reply:
         done = total >= body.min_bytes or errors or not logs or clock.monotonic() >= deadline
         if done or ctx.client_gone.is_set():
             break
-        events = [plog.appended_event() for plog in logs] + [ctx.client_gone, clock.advanced()]
         stack.close()
-        await wait_any(
-            events, clock.trio_deadline(deadline) if math.isfinite(deadline) else trio.current_time() + 3600
-        )
+        appended = trio.Event()  # one for every partition read
+        for plog in logs:
+            plog.wake_on_append(appended)
+        try:
+            await wait_any(
+                [appended, ctx.client_gone, clock.advanced()],
+                clock.trio_deadline(deadline) if math.isfinite(deadline) else trio.current_time() + 3600,
+            )
+        finally:
+            for plog in logs:
+                plog.stop_waking(appended)
     if version <= 3:
         try:
             await _downconvert_all(topics, version, ctx.logs.get)

@@ -52,9 +52,13 @@ async def replicated(
             return Outcome.NOT_LEADER
         if trio.current_time() >= deadline:
             return Outcome.TIMED_OUT
-        event = plog.appended_event()
-        with trio.move_on_at(min(deadline, trio.current_time() + RECHECK_S)):
-            await event.wait()
+        event = trio.Event()
+        plog.wake_on_append(event)
+        try:
+            with trio.move_on_at(min(deadline, trio.current_time() + RECHECK_S)):
+                await event.wait()
+        finally:
+            plog.stop_waking(event)
     if too_few_in_sync(replication, plog):
         return Outcome.TOO_FEW_AFTER
     return Outcome.REPLICATED

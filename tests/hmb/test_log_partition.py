@@ -643,13 +643,15 @@ def test_no_flush_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     _run(main)
 
 
-def test_appended_event_wakes_a_waiting_fetch(tmp_path: Path) -> None:
+def test_an_append_wakes_a_waiting_fetch(tmp_path: Path) -> None:
     async def main() -> None:
         plog = _open(tmp_path / "p")
         woke: list[int] = []
 
         async def waiter() -> None:
-            await plog.appended_event().wait()
+            event = trio.Event()
+            plog.wake_on_append(event)
+            await event.wait()
             woke.append(plog.high_watermark)
 
         async with trio.open_nursery() as nursery:

@@ -134,7 +134,8 @@ def test_a_marker_wakes_waiting_readers(tmp_path: Path) -> None:
     async def main() -> None:
         plog = open_log(tmp_path / "t-0")
         await plog.append(txn_batch(1, 0, 0, 1))
-        event = plog.appended_event()
+        event = trio.Event()
+        plog.wake_on_append(event)
         await plog.append_marker(1, 0, commit=True, coordinator_epoch=0)
         assert event.is_set(), "a read_committed fetch waiting for the LSO must wake"
         plog.close()
