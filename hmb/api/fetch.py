@@ -79,6 +79,7 @@ from hmb.api.replica_fetch import replica_of
 from hmb.api.topic_keys import resolve
 from hmb.log.errors import OffsetOutOfRangeError
 from hmb.log.partition import PartitionLog
+from hmb.log.reading import release_all
 from hmb.log.region import FileRegion
 from hmb.security.acl import Operation
 from kproto import ApiKey, CorruptRecordError, ErrorCode
@@ -141,6 +142,8 @@ def _collect(
     total = 0
     errors = False
     logs: list[PartitionLog] = []
+    pinned: list[FileRegion] = []  # let go of together, once the answer is sent
+    stack.callback(release_all, pinned)
     named = resolve(ctx, requested, version >= FIRST_TOPIC_ID, "topic")
     readable = None
     if ctx.services.authorizer is not None:
@@ -185,20 +188,20 @@ def _collect(
                 errors = True  # answered at once, as an error is: the client must truncate first
                 continue
             try:
-                region = stack.enter_context(
-                    plog.read(
-                        p.fetch_offset,
-                        min(p.partition_max_bytes, limit),
-                        min_one=min_one,
-                        end_offset=lso if committed else None,
-                        replica=follower is not None,
-                    )
+                region = plog.pin(
+                    p.fetch_offset,
+                    min(p.partition_max_bytes, limit),
+                    min_one=min_one,
+                    end_offset=lso if committed else None,
+                    replica=follower is not None,
                 )
             except OffsetOutOfRangeError as exc:
                 code = error_code(exc, ApiKey.FETCH, version)
                 partitions.append(PartitionData(p.partition, code, hw, None, lso, start))
                 errors = True
                 continue
+            if region is not None:
+                pinned.append(region)
             if region is not None and not min_one and version >= 3 and _first_entry_cut(region):
                 region = None  # Kafka answers v3+ so: the client reads the entry whole next time
             aborted = None
@@ -303,7 +306,11 @@ async def handle(ctx: RequestContext) -> Reply:
         return RawResponse(refused, contextlib.ExitStack())
     while True:
         stack = contextlib.ExitStack()
-        topics, total, errors, logs = _collect(ctx, stack, plan.topics)
+        try:
+            topics, total, errors, logs = _collect(ctx, stack, plan.topics)
+        except BaseException:
+            stack.close()  # the regions pinned before the failure
+            raise
         done = total >= body.min_bytes or errors or not logs or clock.monotonic() >= deadline
         if done or ctx.client_gone.is_set():
             break

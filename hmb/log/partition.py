@@ -615,9 +615,22 @@ class PartitionLog:
         min_one: bool = False,
         end_offset: int | None = None,
         replica: bool = False,
-    ) -> contextlib.AbstractContextManager[FileRegion | None]:
-        """The file region at ``offset`` (:func:`hmb.log.reading.read_region`, which says how)."""
-        return reading.read_region(
+    ) -> reading.Reading:
+        """``with`` the file region at ``offset`` (:func:`hmb.log.reading.pin_region`, which says how)."""
+        return reading.Reading(self, offset, max_bytes, min_one, end_offset, replica)
+
+    def pin(
+        self,
+        offset: int,
+        max_bytes: int,
+        *,
+        min_one: bool = False,
+        end_offset: int | None = None,
+        replica: bool = False,
+    ) -> FileRegion | None:
+        """The file region at ``offset``, held until its :meth:`~FileRegion.release`
+        (:func:`hmb.log.reading.pin_region`)."""
+        return reading.pin_region(
             self, offset, max_bytes, min_one=min_one, end_offset=end_offset, replica=replica
         )
 

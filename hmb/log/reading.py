@@ -16,12 +16,19 @@ Rules:
   makes progress.
 * The segment is pinned while the region is in use: a retention or a
   truncation meanwhile keeps the file open until the reader lets go.
+* Two ways to hold a region, one reading: :class:`Reading`, a context
+  manager, for a reader that is done with it in one block;
+  :func:`pin_region` for Fetch, which holds a region per partition until
+  its answer is sent and lets go of all of them with :func:`release_all`.
+  Neither makes a generator or a callback per read: a Fetch of thousands
+  of partitions made four short-lived objects per partition for them, and
+  what a burst of short-lived objects takes the allocator keeps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 from hmb.log.errors import OffsetOutOfRangeError
@@ -31,8 +38,7 @@ if TYPE_CHECKING:
     from hmb.log.partition import PartitionLog
 
 
-@contextmanager
-def read_region(
+def pin_region(
     plog: PartitionLog,
     offset: int,
     max_bytes: int,
@@ -40,13 +46,13 @@ def read_region(
     min_one: bool = False,
     end_offset: int | None = None,
     replica: bool = False,
-) -> Iterator[FileRegion | None]:
-    """The file region of ``plog`` starting at the entry holding ``offset``, at most ``max_bytes`` long.
+) -> FileRegion | None:
+    """The file region of ``plog`` starting at the entry holding ``offset``, at most ``max_bytes`` long,
+    its segment pinned until :meth:`FileRegion.release`.
 
-    Yields ``None`` when ``offset`` is at or past the end of what the reader
-    may see (nothing yet); raises :class:`OffsetOutOfRangeError` outside the
-    log.  The region is valid while
-    the context is open.
+    ``None`` (nothing pinned) when ``offset`` is at or past the end of what
+    the reader may see (nothing yet); raises :class:`OffsetOutOfRangeError`
+    outside the log.
     """
     log_end = plog.log_end_offset
     if offset < plog.log_start_offset or offset > log_end:
@@ -56,8 +62,7 @@ def read_region(
     hw = log_end if replica else plog.high_watermark
     stop = hw if end_offset is None else min(hw, end_offset)
     if offset >= stop or (max_bytes <= 0 and not min_one):
-        yield None
-        return
+        return None
     segments = plog.segments
     idx = segments.bisect_right(offset) - 1
     while idx < len(segments):
@@ -71,8 +76,48 @@ def read_region(
             length = max(0, min(max_bytes, end - pos))
             if min_one:
                 length = max(length, min(seg.entry_size(pos), end - pos))
-            with seg.pinned():
-                yield FileRegion(seg, pos, length)
-            return
+            seg.pin()
+            return FileRegion(seg, pos, length)
         idx += 1
-    yield None
+    return None
+
+
+def release_all(regions: Iterable[FileRegion]) -> None:
+    """Let go of every region :func:`pin_region` handed out."""
+    for region in regions:
+        region.release()
+
+
+class Reading:
+    """``with plog.read(...) as region``: :func:`pin_region` on entry (where it may raise),
+    released on exit."""
+
+    __slots__ = ("_args", "_end_offset", "_min_one", "_region", "_replica")
+
+    def __init__(
+        self,
+        plog: PartitionLog,
+        offset: int,
+        max_bytes: int,
+        min_one: bool,
+        end_offset: int | None,
+        replica: bool,
+    ) -> None:
+        self._args = (plog, offset, max_bytes)
+        self._min_one = min_one
+        self._end_offset = end_offset
+        self._replica = replica
+        self._region: FileRegion | None = None
+
+    def __enter__(self) -> FileRegion | None:
+        self._region = pin_region(
+            *self._args, min_one=self._min_one, end_offset=self._end_offset, replica=self._replica
+        )
+        return self._region
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        region, self._region = self._region, None
+        if region is not None:
+            region.release()

@@ -9,7 +9,10 @@ Rules of this module:
   whole first entry, the message formats it holds) is a method here, so no
   caller reads log files or looks at segments itself.
 * A region is valid while the read that produced it is open (the segment is
-  pinned: retention may unlink the file, the descriptor stays open).
+  pinned: retention may unlink the file, the descriptor stays open) and
+  :meth:`FileRegion.release` lets go of it once.
+* A region is one slotted object: a Fetch of thousands of partitions makes
+  one per partition.
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ class RegionSource(Protocol):
 
     def max_magic(self, position: int, length: int) -> int: ...
 
+    def unpin(self) -> None: ...
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class FileRegion:
     """``length`` bytes at ``position`` of an open segment file."""
 
@@ -63,6 +68,10 @@ class FileRegion:
         """
         magic = self.segment.max_magic(self.position, self.length)
         return None if magic < 0 else magic
+
+    def release(self) -> None:
+        """Let go of the segment the read pinned for this region (once, when it has been sent)."""
+        self.segment.unpin()
 
     def __str__(self) -> str:
         return f"{self.segment.log_path}@{self.position}+{self.length}"

@@ -418,16 +418,23 @@ class LogSegment:
         """Every entry, checksums unchecked (they were checked when written or recovered)."""
         return iter_entries(self.fd, 0, self.size, validate=False)
 
+    def pin(self) -> None:
+        """Keep the file open until the matching :meth:`unpin`, even if the segment is deleted."""
+        self._pins += 1
+
+    def unpin(self) -> None:
+        self._pins -= 1
+        if self._deleted and self._pins == 0:
+            self._close_fd()
+
     @contextmanager
     def pinned(self) -> Iterator[LogSegment]:
         """Keep the file open for the duration of a read."""
-        self._pins += 1
+        self.pin()
         try:
             yield self
         finally:
-            self._pins -= 1
-            if self._deleted and self._pins == 0:
-                self._close_fd()
+            self.unpin()
 
     @property
     def last_modified(self) -> float:

@@ -28,7 +28,7 @@ from kproto import ApiKey, ErrorCode
 from kproto.records import Compression, build_message_set, read_message_set, read_record_batches, read_records
 
 from .bodies import batch, create, fetch_one, fetch_req, produce_one, spec
-from .harness import InProcessBroker, in_background
+from .harness import InProcessBroker, in_background, response_bytes
 
 FETCH = ApiKey.FETCH
 FLEXIBLE = range(12, 19)
@@ -325,3 +325,18 @@ async def test_a_long_poll_over_many_partitions_waits_in_a_few_tasks(broker: InP
     left = [p for p in range(n) if logs.get("wide", p)._waiters is not None]
     assert left == [], "partitions still hold the finished poll's event"
 
+
+async def test_a_fetch_holds_its_segments_until_its_answer_is_sent(broker: InProcessBroker) -> None:
+    """Each region read keeps its segment's file open (pinned) until the network layer has
+    sent the answer and closed its resources; then every pin is let go, once."""
+    from hmb.api.context import Session
+
+    await create(broker, 5, spec("held", 3))
+    for p in range(3):
+        await produce_one(broker, "held", batch([b"v%d" % p]), partition=p)
+    segments = [broker.broker.logs.get("held", p).active for p in range(3)]
+    frame = broker.encode(FETCH, 11, fetch_req([("held", p, 0) for p in range(3)]))
+    outcome = await broker.broker.dispatcher.dispatch(frame, Session("127.0.0.1:1"))
+    assert [seg._pins for seg in segments] == [1, 1, 1], "a region in an unsent answer is not pinned"
+    assert response_bytes(outcome) is not None
+    assert [seg._pins for seg in segments] == [0, 0, 0], "a sent answer still pins its segments"
