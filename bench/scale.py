@@ -6,7 +6,9 @@
 For each broker (hmb and Tansu, started here, the same run), and each size:
 
 * **partitions** — a fresh broker; confluent-kafka's AdminClient creates
-  topics of 10 partitions in batches of 50 (as a new user would); one
+  topics of 10 partitions in batches of 50 (as a new user would), after a
+  probe of how fast the file system makes a partition's directory and files
+  at that moment (hmb's create figure includes it; it varies); one
   librdkafka producer sends one 100-byte record to every partition; one
   consumer, assigned every partition, reads one record from each; then the
   broker's RSS and (hmb) the disk its data dir holds, counted in allocated
@@ -41,6 +43,7 @@ import json
 import os
 import resource
 import selectors
+import shutil
 import socket
 import statistics
 import struct
@@ -102,6 +105,30 @@ def allocated_bytes(root: Path) -> int:
         for name in [*dirnames, *filenames]:
             total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
     return total
+
+
+def fs_ms_per_dir(base: Path, count: int = 300) -> float:
+    """Milliseconds to make a directory holding three empty files under ``base``, as creating a
+    partition does, and the files removed again: the file system's share of a create figure.
+
+    On this bench's VM it moved 30x within the hour.  Its ext4 has no
+    journal, and such an ext4 reads the inode table block of each free inode
+    it comes to, to skip those freed recently, before it hands one out: a
+    profile of creating 10,000 partitions right after thousands of files had
+    been deleted (the previous size's data dir, a test run) spent 70 % of the
+    broker's CPU there, in the kernel.
+    """
+    probe = Path(tempfile.mkdtemp(prefix="hmb-scale-fs-", dir=base))
+    try:
+        started = time.perf_counter()
+        for i in range(count):
+            d = probe / f"t-{i}"
+            d.mkdir()
+            for name in ("0.log", "0.index", "0.timeindex"):
+                os.close(os.open(d / name, os.O_CREAT | os.O_RDWR, 0o644))
+        return (time.perf_counter() - started) * 1000 / count
+    finally:
+        shutil.rmtree(probe)
 
 
 def raise_nofile() -> None:
@@ -271,6 +298,8 @@ def measure_partitions(kind: str, partitions: int, consume_limit_s: float) -> Pa
             raise RuntimeError(f"{kind}: the warm-up record was not read back")
         _settle(b.pid)
         row.rss_idle_mb = rss_bytes(b.pid) / 1e6
+        if b.data_dir is not None:
+            row.fs_ms_per_dir = fs_ms_per_dir(b.data_dir.parent)
         cpu0 = cpu_seconds(b.pid)
         created = _client("create", b.bootstrap, topics)
         row.create_cpu_s = cpu_seconds(b.pid) - cpu0

@@ -18,6 +18,9 @@ class PartitionRow:
     partitions: int
     create_s: float = 0.0
     create_cpu_s: float = 0.0
+    # hmb: ms to make a directory of three empty files beside its data dir just before
+    # creating, the file system's share of a create figure (it moves from run to run)
+    fs_ms_per_dir: float | None = None
     last_over_first: float = 0.0  # cost per partition of the last 500 / of the first 500
     produce_s: float = 0.0
     consume_s: float = 0.0
@@ -71,6 +74,7 @@ def _partition_cells(n: int, h: PartitionRow, t: PartitionRow | None) -> list[Ce
     return [
         _same(h, t, "create, s", "create_s"),
         _same(h, t, "create, broker CPU s", "create_cpu_s"),
+        ("file system before create: ms per directory of three files", h.fs_ms_per_dir, None),
         _same(h, t, "create: last 500 / first 500, per partition", "last_over_first"),
         _same(h, t, "one record to each partition, s", "produce_s"),
         _same(h, t, "one record from each partition, s", "consume_s"),
