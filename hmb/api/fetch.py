@@ -79,7 +79,7 @@ from hmb.api.replica_fetch import replica_of
 from hmb.api.topic_keys import resolve
 from hmb.log.errors import OffsetOutOfRangeError
 from hmb.log.partition import PartitionLog
-from hmb.log.reading import release_all
+from hmb.log.reading import pin_region, release_all
 from hmb.log.region import FileRegion
 from hmb.security.acl import Operation
 from kproto import ApiKey, CorruptRecordError, ErrorCode
@@ -188,7 +188,8 @@ def _collect(
                 errors = True  # answered at once, as an error is: the client must truncate first
                 continue
             try:
-                region = plog.pin(
+                region = pin_region(
+                    plog,
                     p.fetch_offset,
                     min(p.partition_max_bytes, limit),
                     min_one=min_one,

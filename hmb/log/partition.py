@@ -616,23 +616,9 @@ class PartitionLog:
         end_offset: int | None = None,
         replica: bool = False,
     ) -> reading.Reading:
-        """``with`` the file region at ``offset`` (:func:`hmb.log.reading.pin_region`, which says how)."""
+        """``with`` the file region at ``offset`` (:func:`hmb.log.reading.pin_region`, which says how;
+        a Fetch, which holds a region per partition until its answer is sent, calls that itself)."""
         return reading.Reading(self, offset, max_bytes, min_one, end_offset, replica)
-
-    def pin(
-        self,
-        offset: int,
-        max_bytes: int,
-        *,
-        min_one: bool = False,
-        end_offset: int | None = None,
-        replica: bool = False,
-    ) -> FileRegion | None:
-        """The file region at ``offset``, held until its :meth:`~FileRegion.release`
-        (:func:`hmb.log.reading.pin_region`)."""
-        return reading.pin_region(
-            self, offset, max_bytes, min_one=min_one, end_offset=end_offset, replica=replica
-        )
 
     def offsets_before(self, timestamp: int, max_num_offsets: int) -> list[int]:
         """Kafka 0.8's ``getOffsetsBefore`` (:func:`hmb.log.time_lookup.offsets_before`)."""
