@@ -1,9 +1,10 @@
 """Fetch v0-v18: record sets from many partitions, long-polling for ``min_bytes``.
 
 The request waits (up to ``max_wait_ms``) until the partitions it reads hold
-at least ``min_bytes`` beyond the requested offsets.  Waiting is on the
-partitions' append events, never a sleep loop: an append wakes the fetch at
-once.  Records leave as file regions for ``os.sendfile``.
+at least ``min_bytes`` beyond the requested offsets.  It waits on one event
+that every partition it reads sets at its next append, never a sleep loop
+and never a task per partition: an append wakes the fetch at once.
+Records leave as file regions for ``os.sendfile``.
 
 What the versions change, and how this broker answers:
 
